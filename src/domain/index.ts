@@ -13,3 +13,6 @@ export * from './effect.js';
 export * from './summary.js';
 export * from './errors.js';
 export * from './facts.js';
+export * from './requests.js';
+export * from './views.js';
+export * from './turn.js';

@@ -1,0 +1,138 @@
+import { DomainError } from '../../domain/index.js';
+import type { AgentEvent } from '../../domain/index.js';
+import { assertAgentId, assertExpectedVersion, eventId } from '../shared/commit-rules.js';
+import { pageSeqs } from '../shared/event-page.js';
+import { assertFence, decideAcquire, decideRelease, decideRenew } from '../shared/lease-rules.js';
+import type { Commit, CommitResult, EventPage, EventPageQuery, Lease, Store, StoredAgent } from '../store.js';
+
+interface MemoryAgent {
+  version: number;
+  doc: unknown;
+  events: AgentEvent[];
+}
+
+export interface MemoryStoreOptions {
+  /** Shown as `location`; defaults to `memory`. */
+  location?: string;
+}
+
+/**
+ * The Store contract in memory, for tests and benchmarks. Everything crossing the boundary is
+ * deep-copied (structuredClone) so callers never share objects with the stored state. Closing
+ * keeps the data, so an instance can be reopened to simulate a restart.
+ */
+export class MemoryStore implements Store {
+  readonly kind = 'memory';
+  readonly location: string;
+
+  private readonly agents = new Map<string, MemoryAgent>();
+  private readonly globals = new Map<string, unknown>();
+  private lease: Lease | null = null;
+  private isOpen = false;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.location = options.location ?? 'memory';
+  }
+
+  async open(): Promise<void> {
+    this.isOpen = true;
+  }
+
+  async close(): Promise<void> {
+    this.isOpen = false;
+  }
+
+  async acquireLease(holder: string, ttl_ms: number, now: Date): Promise<Lease> {
+    this.assertOpen();
+    this.lease = decideAcquire(this.lease, holder, ttl_ms, now);
+    return { ...this.lease };
+  }
+
+  async renewLease(lease: Lease, ttl_ms: number, now: Date): Promise<Lease> {
+    this.assertOpen();
+    this.lease = decideRenew(this.lease, lease, ttl_ms, now);
+    return { ...this.lease };
+  }
+
+  async releaseLease(lease: Lease): Promise<void> {
+    this.assertOpen();
+    this.lease = decideRelease(this.lease, lease) ?? this.lease;
+  }
+
+  async readLease(): Promise<Lease | null> {
+    this.assertOpen();
+    return this.lease === null ? null : { ...this.lease };
+  }
+
+  async listAgentIds(): Promise<string[]> {
+    this.assertOpen();
+    return [...this.agents.keys()].sort();
+  }
+
+  async loadAgent(agent_id: string): Promise<StoredAgent | null> {
+    this.assertOpen();
+    assertAgentId(agent_id);
+    const agent = this.agents.get(agent_id);
+    if (agent === undefined) return null;
+    return { version: agent.version, doc: structuredClone(agent.doc), last_event_seq: agent.events.length };
+  }
+
+  async commit(commit: Commit): Promise<CommitResult> {
+    this.assertOpen();
+    assertAgentId(commit.agent_id);
+    assertFence(this.lease, commit.fencing_token, undefined);
+    const current = this.agents.get(commit.agent_id);
+    assertExpectedVersion(commit.agent_id, current?.version ?? null, commit.expected_version);
+
+    const agent: MemoryAgent = current ?? { version: 0, doc: null, events: [] };
+    const appended = commit.events.map(
+      (event, i): AgentEvent => {
+        const event_seq = agent.events.length + i + 1;
+        return {
+          id: eventId(commit.agent_id, event_seq),
+          event_seq,
+          ts: event.ts,
+          agent_id: commit.agent_id,
+          type: event.type,
+          payload: structuredClone(event.payload),
+        };
+      },
+    );
+    // Clone before mutating anything, so an uncloneable document leaves the agent untouched.
+    const doc = structuredClone(commit.doc ?? null);
+    agent.version += 1;
+    agent.doc = doc;
+    agent.events.push(...appended);
+    this.agents.set(commit.agent_id, agent);
+    return { version: agent.version, events: structuredClone(appended) };
+  }
+
+  async readEvents(agent_id: string, query: EventPageQuery): Promise<EventPage> {
+    this.assertOpen();
+    assertAgentId(agent_id);
+    const events = this.agents.get(agent_id)?.events ?? [];
+    const newest = events.length;
+    const oldest = newest === 0 ? 0 : 1;
+    const page = pageSeqs(query, oldest, newest).map((seq) => events[seq - 1]).filter((e) => e !== undefined);
+    return { events: structuredClone(page), oldest_seq: oldest, newest_seq: newest };
+  }
+
+  async getGlobal(key: string): Promise<unknown> {
+    this.assertOpen();
+    return structuredClone(this.globals.get(key));
+  }
+
+  async putGlobal(key: string, value: unknown, fencing_token: number): Promise<void> {
+    this.assertOpen();
+    assertFence(this.lease, fencing_token, undefined);
+    if (value === undefined) {
+      this.globals.delete(key);
+    } else {
+      this.globals.set(key, structuredClone(value));
+    }
+  }
+
+  private assertOpen(): void {
+    if (!this.isOpen) throw new DomainError('store_unavailable', `store ${this.location} is not open`);
+  }
+}
