@@ -1,0 +1,231 @@
+import { createActor, type Actor } from 'xstate';
+import { agentLabels, agentMachine, type AgentEmitted, type AgentEvent as MachineEvent } from '../../machines/index.js';
+import {
+  DomainError,
+  type AgentEvent,
+  type EventType,
+  type TransitionRecord,
+  type TransitionTrigger,
+} from '../domain/index.js';
+import type { NewEvent, Store } from '../store/store.js';
+import { AgentDoc, prune } from './agent-doc.js';
+import type { Clock } from './clock.js';
+import { newId } from './clock.js';
+import type { EventBus } from './event-bus.js';
+
+export type AgentLogic = typeof agentMachine;
+export type AgentActor = Actor<AgentLogic>;
+export type EffectRequest = AgentEmitted;
+
+/** What a cell needs from its runtime. */
+export interface CellEnv {
+  store: Store;
+  clock: Clock;
+  bus: EventBus;
+  logic: AgentLogic;
+  /** The lease fencing token; throws `lease_lost` once the lease is gone, so nothing is written. */
+  fencingToken(): number;
+  /** Tells the agent's shard supervisor that a live actor appeared or went away. */
+  attached(agentId: string, actor: AgentActor): void;
+  detached(agentId: string): void;
+  onCommitted(cell: AgentCell): void;
+}
+
+/** Why a state change happened: the fields of a TransitionRecord the caller decides. */
+export interface TransitionCause {
+  reason: string;
+  trigger: TransitionTrigger;
+  transition_id?: string;
+  initiator?: string;
+  principal?: string;
+  evidence_refs?: string[];
+  requested_at?: string;
+}
+
+/**
+ * One agent: its committed document, its live actor (absent while passivated), and a lane that
+ * runs its operations one at a time. Each operation works on a draft (`Tx`) and commits it.
+ */
+export class AgentCell {
+  actor: AgentActor | null = null;
+  private lane: Promise<unknown> = Promise.resolve();
+  private effects: EffectRequest[] = [];
+
+  constructor(
+    readonly id: string,
+    public doc: AgentDoc,
+    public version: number,
+    private readonly env: CellEnv,
+  ) {}
+
+  /** Runs `operation` after every earlier one of this agent; a failure rolls the actor back. */
+  run<T>(operation: (tx: Tx) => Promise<T>): Promise<T> {
+    const next = this.lane.then(async () => {
+      const tx = new Tx(this, this.env);
+      try {
+        const result = await operation(tx);
+        await tx.flush();
+        return result;
+      } catch (error) {
+        this.rollback();
+        throw error;
+      }
+    });
+    this.lane = next.catch(() => undefined);
+    return next;
+  }
+
+  /** The live actor, rehydrated from the committed machine snapshot when passivated. */
+  ensureActor(): AgentActor {
+    if (this.actor) return this.actor;
+    // A root actor per agent: XState cannot spawn a child from a persisted snapshot, and a child
+    // cannot be stopped (passivated) on its own. The shard supervisor is told instead.
+    const options = {
+      id: this.id,
+      systemId: `agent:${this.id}`,
+      input: { agentId: this.id },
+      ...(this.doc.machine ? { snapshot: this.doc.machine as never } : {}),
+    };
+    const actor = createActor(this.env.logic, options);
+    actor.on('effect.requested', (effect) => this.effects.push(effect));
+    actor.start();
+    this.actor = actor;
+    this.env.attached(this.id, actor);
+    return actor;
+  }
+
+  takeEffects(): EffectRequest[] {
+    const effects = this.effects;
+    this.effects = [];
+    return effects;
+  }
+
+  /** Sleeping holds no compute (seed 002 invariant 4): the actor goes, its snapshot stays. */
+  passivate(): void {
+    if (!this.actor) return;
+    this.actor.stop();
+    this.actor = null;
+    this.effects = [];
+    this.env.detached(this.id);
+  }
+
+  /** The draft is discarded; the actor restarts from the last committed snapshot. */
+  private rollback(): void {
+    this.passivate();
+  }
+
+  commitDone(doc: AgentDoc, version: number): void {
+    this.doc = doc;
+    this.version = version;
+  }
+}
+
+/** A draft of one agent's records plus the events it will append, committed atomically by `flush`. */
+export class Tx {
+  doc: AgentDoc;
+  private events: NewEvent[] = [];
+
+  constructor(
+    readonly cell: AgentCell,
+    private readonly env: CellEnv,
+  ) {
+    this.doc = structuredClone(cell.doc);
+  }
+
+  get now(): Date {
+    return this.env.clock.now();
+  }
+
+  emit(type: EventType, payload: Record<string, unknown>): void {
+    this.events.push({ type, payload, ts: this.env.clock.now().toISOString() });
+  }
+
+  get dirty(): boolean {
+    return this.events.length > 0 || this.touched;
+  }
+
+  private touched = false;
+
+  /** Marks the draft as changed even if no event was emitted. */
+  touch(): void {
+    this.touched = true;
+  }
+
+  /**
+   * Sends an event to the agent actor. When its state changes, records a TransitionRecord and
+   * bumps `state_version`. Returns whether the machine took a transition to another state.
+   */
+  send(event: MachineEvent, cause: TransitionCause): boolean {
+    const actor = this.cell.ensureActor();
+    const before = actor.getSnapshot();
+    const beforeValue = JSON.stringify(before.value);
+    const beforeLabels = agentLabels(before);
+    actor.send(event);
+    const after = actor.getSnapshot();
+    if (after.status === 'error') throw new DomainError('internal_error', `agent ${this.cell.id} actor failed on ${event.type}`);
+    this.doc.machine = actor.getPersistedSnapshot();
+    this.touch();
+    if (JSON.stringify(after.value) === beforeValue) return false;
+    const labels = agentLabels(after);
+    const now = this.env.clock.now().toISOString();
+    const record: TransitionRecord = {
+      transition_id: cause.transition_id ?? newId('tr'),
+      agent_id: this.cell.id,
+      seq: this.doc.transition_count + 1,
+      from_state: statePath(before.value),
+      to_state: statePath(after.value),
+      from_phase: beforeLabels.phase,
+      to_phase: labels.phase,
+      reason: cause.reason,
+      trigger: cause.trigger,
+      expected_version: this.doc.state.state_version,
+      requested_at: cause.requested_at ?? now,
+      committed_at: now,
+      actor: { initiator: cause.initiator ?? 'runtime', principal: cause.principal ?? 'runtime' },
+      evidence_refs: cause.evidence_refs ?? [],
+      phases: [],
+    };
+    this.doc.transition_count = record.seq;
+    this.doc.transitions[record.transition_id] = record;
+    this.doc.state.state_version += 1;
+    this.doc.state.status = labels.status;
+    this.doc.state.phase = labels.phase;
+    this.doc.failure = after.context.failure;
+    this.emit('transition_committed', { ...record });
+    return true;
+  }
+
+  /** Commits the draft now (a durable checkpoint inside a longer operation). */
+  async flush(): Promise<AgentEvent[]> {
+    if (!this.dirty) return [];
+    this.doc.last_commit_at = this.env.clock.now().toISOString();
+    prune(this.doc);
+    const result = await this.env.store.commit({
+      agent_id: this.cell.id,
+      expected_version: this.cell.version,
+      doc: this.doc,
+      events: this.events,
+      fencing_token: this.env.fencingToken(),
+    });
+    this.events = [];
+    this.touched = false;
+    this.cell.commitDone(structuredClone(this.doc), result.version);
+    this.env.bus.publish(result.events);
+    this.env.onCommitted(this.cell);
+    return result.events;
+  }
+}
+
+/** `{ active: 'awakeIdle' }` → `active.awakeIdle`. */
+export function statePath(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object') {
+    const [key, child] = Object.entries(value as Record<string, unknown>)[0] ?? [];
+    return key === undefined ? '' : `${key}.${statePath(child)}`;
+  }
+  return String(value);
+}
+
+export function parseDoc(raw: unknown): AgentDoc {
+  return AgentDoc.parse(raw);
+}

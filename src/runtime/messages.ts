@@ -1,0 +1,102 @@
+import {
+  TRIGGER_KIND_OF,
+  type AuthorityClass,
+  type MessageBody,
+  type MessageEnvelope,
+  type MessageKind,
+  type MessageOrigin,
+  type Priority,
+} from '../domain/index.js';
+import { PRIORITY_ORDER } from '../domain/index.js';
+import type { ContinuationTrigger } from '../../machines/contracts/index.js';
+import type { AgentDoc } from './agent-doc.js';
+import { RECENT_KEYS_LIMIT } from './agent-doc.js';
+import { newId } from './clock.js';
+
+export interface NewMessage {
+  kind: MessageKind;
+  origin: MessageOrigin;
+  authority_class: AuthorityClass;
+  priority: Priority;
+  body: MessageBody | null;
+  work_item_id?: string | null;
+  task_id?: string | null;
+  idempotency_key?: string | null;
+  metadata?: Record<string, unknown>;
+}
+
+/** Appends a message to the agent's queue and returns it. */
+export function admitMessage(doc: AgentDoc, message: NewMessage, now: Date): MessageEnvelope {
+  const envelope: MessageEnvelope = {
+    id: newId('msg'),
+    agent_id: doc.identity.agent_id,
+    seq: doc.next_message_seq,
+    created_at: now.toISOString(),
+    kind: message.kind,
+    origin: message.origin,
+    authority_class: message.authority_class,
+    priority: message.priority,
+    status: 'queued',
+    trigger_kind: TRIGGER_KIND_OF[message.kind],
+    work_item_id: message.work_item_id ?? null,
+    task_id: message.task_id ?? null,
+    body: message.body,
+    idempotency_key: message.idempotency_key ?? null,
+    metadata: message.metadata ?? {},
+    run_id: null,
+  };
+  doc.next_message_seq += 1;
+  doc.queue.push(envelope);
+  doc.state.pending = pendingCount(doc);
+  if (envelope.idempotency_key) {
+    doc.recent_keys.push(envelope.idempotency_key);
+    if (doc.recent_keys.length > RECENT_KEYS_LIMIT) doc.recent_keys.shift();
+  }
+  return envelope;
+}
+
+export function pendingCount(doc: AgentDoc): number {
+  return doc.queue.filter((m) => m.status === 'queued' || m.status === 'interrupted').length;
+}
+
+/** The next message to run: highest lane first, FIFO (by seq) within a lane. */
+export function headOfQueue(doc: AgentDoc): MessageEnvelope | null {
+  let head: MessageEnvelope | null = null;
+  for (const message of doc.queue) {
+    if (message.status !== 'queued' && message.status !== 'interrupted') continue;
+    if (!head || rank(message) < rank(head) || (rank(message) === rank(head) && message.seq < head.seq)) head = message;
+  }
+  return head;
+}
+
+function rank(message: MessageEnvelope): number {
+  return PRIORITY_ORDER.indexOf(message.priority);
+}
+
+function contentful(body: MessageBody | null): boolean {
+  if (!body) return false;
+  return body.type === 'json' || body.text.trim().length > 0;
+}
+
+/** Builds the continuation trigger of a message (holon-reference §5), or null for reduce-only kinds. */
+export function triggerOf(doc: AgentDoc, message: MessageEnvelope): ContinuationTrigger | null {
+  if (!message.trigger_kind) return null;
+  if (message.trigger_kind === 'task_result') {
+    const task = doc.tasks.find((t) => t.id === message.task_id);
+    const terminal = task ? ['completed', 'failed', 'cancelled', 'interrupted'].includes(task.status) : false;
+    const waiting = doc.waits.find((w) => w.kind === 'task' && w.subject_ref === message.task_id && (w.status === 'active' || w.status === 'triggered'));
+    const ownItem = waiting?.work_item_id ?? doc.state.current_work_item_id;
+    return {
+      kind: 'task_result',
+      contentful: true,
+      task_terminal: terminal,
+      same_work_item: (task?.work_item_id ?? null) === (ownItem ?? null),
+    };
+  }
+  return { kind: message.trigger_kind, contentful: contentful(message.body) };
+}
+
+export function textOf(body: MessageBody | null): string {
+  if (!body) return '';
+  return body.type === 'text' ? body.text : JSON.stringify(body.value);
+}

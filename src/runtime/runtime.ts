@@ -1,0 +1,1941 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { createActor, type Actor } from 'xstate';
+import { agentMachine, supervisorMachine, type ContinuationEvent } from '../../machines/index.js';
+import {
+  decideForMessage,
+  deriveClosure,
+  isTerminalTask,
+  resolveContinuation,
+  wakeHintDisposition,
+  workSignal,
+} from '../../machines/contracts/index.js';
+import {
+  AbortRunRequest,
+  ClaimTurnRequest,
+  CompleteTurnRequest,
+  CompleteWorkItemRequest,
+  ControlRequest,
+  CreateAgentRequest,
+  CreateTimerRequest,
+  CreateTriggerRequest,
+  CreateWaitRequest,
+  CreateWorkItemRequest,
+  DomainError,
+  EnqueueRequest,
+  EventsQuery,
+  ExecCommandRequest,
+  InvokeAgentRequest,
+  PageQuery,
+  PickWorkItemRequest,
+  PromptRequest,
+  TaskInputRequest,
+  TaskOutputQuery,
+  TransitionRequest,
+  UpdateWorkItemRequest,
+  WAIT_KIND_OF_WAKE,
+  WakeRequest,
+  type ActorNodeShape,
+  type AgentEvent,
+  type AgentListEntry,
+  type AgentStateView,
+  type AgentSummary,
+  type CallbackResult,
+  type EventsPage,
+  type ExternalTriggerRecord,
+  type ExternalTriggerSummary,
+  type MessageEnvelope,
+  type Readiness,
+  type Snapshot,
+  type TaskInputResult,
+  type TaskOutputResult,
+  type TaskRecord,
+  type TaskStopResult,
+  type TimerRecord,
+  type TransitionRecord,
+  type TriggerCapability,
+  type TurnAction,
+  type TurnOffer,
+  type TurnResult,
+  type WaitConditionRecord,
+  type WakeResult,
+  type WorkItemView,
+  type MessageAccepted,
+  type DeliveryMode,
+} from '../domain/index.js';
+import type { Lease, Store } from '../store/store.js';
+import { createStore } from '../store/index.js';
+import type { AgentDoc } from './agent-doc.js';
+import { AgentCell, parseDoc, statePath, type CellEnv, type EffectRequest, type Tx } from './agent-cell.js';
+import type { CallbackBody, MutationOptions, Page, RuntimeApi } from './api.js';
+import { hashToken, mintToken, tokenMatches } from './capability.js';
+import { newId, systemClock, type Clock } from './clock.js';
+import { EventBus } from './event-bus.js';
+import { factsOf } from './facts.js';
+import { admitMessage, headOfQueue, pendingCount, textOf, triggerOf, type NewMessage } from './messages.js';
+import { startCommand, waitForOutput, type CommandHandle, type CommandResult } from './process/index.js';
+import { ScriptedRunner } from './scripted-runner.js';
+import { buildSnapshot, migrateSnapshot, verifySnapshot } from './snapshots.js';
+import { assembleSummary, listEntry, statechartOf, triggerSummary, workItemView } from './summary.js';
+import { TimerAlarms } from './timers.js';
+import type { TurnRunner } from './turn-runner.js';
+import { TurnOffers } from './turn-offers.js';
+
+/** Options of {@link Runtime.open}; every option has a default. */
+export interface RuntimeOptions {
+  /**
+   * Data directory of the embedded lowdb store (ignored when `store` is given).
+   * @default './data'
+   * @example '/var/lib/holon-xstate'
+   */
+  dataDir?: string;
+  /**
+   * The store to use instead of lowdb on `dataDir`.
+   * @default a LowdbStore on dataDir
+   * @example new MemoryStore()
+   */
+  store?: Store;
+  /**
+   * This process's name as lease holder and in `/handshake`.
+   * @default `node-<pid>`
+   * @example 'node-a'
+   */
+  nodeId?: string;
+  /**
+   * The runtime's only clock.
+   * @default the system clock
+   */
+  clock?: Clock;
+  /**
+   * Runs the turns of agents whose `config.turn_runner` is `scripted`.
+   * @default new ScriptedRunner()
+   */
+  runner?: TurnRunner;
+  /**
+   * Write-lease time to live; it is renewed every third of it.
+   * @default 10_000
+   * @example 3_000
+   */
+  leaseTtlMs?: number;
+  /**
+   * Grace between SIGTERM and SIGKILL when a command task is stopped.
+   * @default 2_000
+   */
+  killGraceMs?: number;
+  /**
+   * How long an HTTP turn worker may hold a turn without a heartbeat.
+   * @default 30_000
+   */
+  turnLeaseMs?: number;
+  /**
+   * Agents per supervisor shard (spawning under one parent is quadratic in its children).
+   * @default 1_000
+   */
+  shardCapacity?: number;
+  /**
+   * How long a lifecycle side effect (initialize, wake, terminate ...) may take before it counts
+   * as failed and the transition goes to Recovering.
+   * @default 10_000
+   */
+  effectTimeoutMs?: number;
+}
+
+type Shard = Actor<typeof supervisorMachine>;
+
+interface LiveTask {
+  handle: CommandHandle;
+}
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
+
+/**
+ * The runtime host: boots the supervisor actors, restores persisted agents, runs one scheduler
+ * lane per agent and performs every side effect the machines request.
+ */
+export class Runtime implements RuntimeApi {
+  readonly nodeId: string;
+  readonly startedAt: Date;
+  private readonly cells = new Map<string, AgentCell>();
+  private readonly loading = new Map<string, Promise<AgentCell | null>>();
+  private readonly bus = new EventBus();
+  private readonly shards: Shard[] = [];
+  private readonly live = new Map<string, LiveTask>();
+  private readonly kicks = new Set<string>();
+  private readonly alarms: TimerAlarms;
+  private readonly offers: TurnOffers;
+  private readonly runs = new Map<string, AbortController>();
+  private readonly idempotencyInFlight = new Map<string, Promise<unknown>>();
+  private lease: Lease | null = null;
+  private leaseLost = false;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private closing = false;
+  private lastCommitAt: string | null = null;
+  private readonly env: CellEnv;
+
+  private constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly runner: TurnRunner,
+    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'turnLeaseMs' | 'shardCapacity' | 'effectTimeoutMs'>> & { dataDir: string },
+    nodeId: string,
+  ) {
+    this.nodeId = nodeId;
+    this.startedAt = clock.now();
+    this.alarms = new TimerAlarms((agentId, timerId, dueAt) => void this.fireTimer(agentId, timerId, dueAt).catch(() => undefined), () => this.clock.now());
+    this.offers = new TurnOffers(() => this.clock.now());
+    this.env = {
+      store,
+      clock,
+      bus: this.bus,
+      logic: agentMachine,
+      fencingToken: () => this.fencingToken(),
+      attached: (agentId, actor) => {
+        const shard = this.shardFor(agentId);
+        actor.subscribe({ error: (error) => shard.send({ type: 'AGENT.FAILED', agentId, error: error instanceof Error ? error.message : String(error) }) });
+        shard.send({ type: 'AGENT.ATTACHED', agentId });
+      },
+      detached: (agentId) => this.shardFor(agentId).send({ type: 'AGENT.DETACHED', agentId }),
+      onCommitted: () => {
+        this.lastCommitAt = this.clock.now().toISOString();
+      },
+    };
+  }
+
+  static async open(options: RuntimeOptions = {}): Promise<Runtime> {
+    const dataDir = options.dataDir ?? './data';
+    const store = options.store ?? createStore({ kind: 'lowdb', dataDir });
+    const runtime = new Runtime(
+      store,
+      options.clock ?? systemClock,
+      options.runner ?? new ScriptedRunner(),
+      {
+        dataDir: store.kind === 'lowdb' ? store.location : dataDir,
+        leaseTtlMs: options.leaseTtlMs ?? 10_000,
+        killGraceMs: options.killGraceMs ?? 2_000,
+        turnLeaseMs: options.turnLeaseMs ?? 30_000,
+        shardCapacity: options.shardCapacity ?? 1_000,
+        effectTimeoutMs: options.effectTimeoutMs ?? 10_000,
+      },
+      options.nodeId ?? `node-${process.pid}`,
+    );
+    await store.open();
+    try {
+      runtime.lease = await store.acquireLease(runtime.nodeId, runtime.options.leaseTtlMs, runtime.clock.now());
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    runtime.startHeartbeat();
+    await runtime.recoverAll();
+    return runtime;
+  }
+
+  get storeKind(): string {
+    return this.store.kind;
+  }
+
+  get dataDir(): string {
+    return this.options.dataDir;
+  }
+
+  // ---------------------------------------------------------------- lease
+
+  private fencingToken(): number {
+    if (this.leaseLost || !this.lease) throw new DomainError('lease_lost', 'this runtime no longer holds the write lease');
+    return this.lease.fencing_token;
+  }
+
+  private startHeartbeat(): void {
+    const every = Math.max(50, Math.floor(this.options.leaseTtlMs / 3));
+    this.heartbeat = setInterval(() => void this.renewLease(), every);
+    this.heartbeat.unref();
+  }
+
+  private async renewLease(): Promise<void> {
+    if (!this.lease || this.leaseLost) return;
+    try {
+      this.lease = await this.store.renewLease(this.lease, this.options.leaseTtlMs, this.clock.now());
+    } catch {
+      this.onLeaseLost();
+    }
+  }
+
+  /** Seed 002: once renewal fails, no more external side effects from this instance. */
+  private onLeaseLost(): void {
+    this.leaseLost = true;
+    this.alarms.disarmAll();
+    for (const controller of this.runs.values()) controller.abort();
+    for (const task of this.live.values()) void task.handle.stop().catch(() => undefined);
+  }
+
+  // ---------------------------------------------------------------- supervisors
+
+  private readonly shardOf = new Map<string, Shard>();
+
+  /** The agent's shard: the least loaded one with room, fixed for the agent's lifetime in this process. */
+  private shardFor(agentId: string): Shard {
+    const known = this.shardOf.get(agentId);
+    if (known) return known;
+    const wanted = Math.max(1, Math.ceil((this.cells.size + 1) / this.options.shardCapacity));
+    while (this.shards.length < wanted) {
+      // Shards are fixed by hash; capacity guides how many there are, not a hard refusal.
+      const shard = createActor(supervisorMachine, { input: { shardId: this.shards.length, capacity: Number.MAX_SAFE_INTEGER } });
+      shard.subscribe({ error: () => undefined });
+      shard.on('agent.failed', (event) => void this.onAgentFailed(event.agentId, event.error));
+      shard.start();
+      this.shards.push(shard);
+    }
+    const shard = this.shards.find((s) => s.getSnapshot().context.live < this.options.shardCapacity) ?? (this.shards.at(-1) as Shard);
+    this.shardOf.set(agentId, shard);
+    return shard;
+  }
+
+  /** A child actor threw: restore it from the last commit and send it to Recovering. */
+  private async onAgentFailed(agentId: string, error: string): Promise<void> {
+    const cell = this.cells.get(agentId);
+    if (!cell) return;
+    cell.actor = null;
+    await cell
+      .run(async (tx) => {
+        tx.send({ type: 'RECOVER', reason: `actor failed: ${error}` }, { reason: `actor failed: ${error}`, trigger: 'recovery' });
+        await this.drainEffects(tx);
+      })
+      .catch(() => undefined);
+  }
+
+  // ---------------------------------------------------------------- cells
+
+  private async loadCell(agentId: string): Promise<AgentCell | null> {
+    const cached = this.cells.get(agentId);
+    if (cached) return cached;
+    let pending = this.loading.get(agentId);
+    if (!pending) {
+      pending = (async () => {
+        const stored = await this.store.loadAgent(agentId);
+        if (!stored) return null;
+        const cell = new AgentCell(agentId, parseDoc(stored.doc), stored.version, this.env);
+        this.cells.set(agentId, cell);
+        return cell;
+      })().finally(() => this.loading.delete(agentId));
+      this.loading.set(agentId, pending);
+    }
+    return pending;
+  }
+
+  private async cell(agentId: string): Promise<AgentCell> {
+    if (this.closing) throw new DomainError('runtime_shutting_down', 'the runtime is shutting down');
+    const cell = await this.loadCell(agentId);
+    if (!cell) throw new DomainError('agent_not_found', `agent ${agentId} does not exist`, { agent_id: agentId });
+    return cell;
+  }
+
+  /** A mutation of a live (non-terminated) agent, serialized in its lane. */
+  private async mutate<T>(agentId: string, operation: (tx: Tx) => Promise<T>, options: { allowTerminated?: boolean; expected_version?: number } = {}): Promise<T> {
+    const cell = await this.cell(agentId);
+    const result = await cell.run(async (tx) => {
+      if (!options.allowTerminated && tx.doc.state.phase === 'terminated') {
+        throw new DomainError('agent_terminated', `agent ${agentId} is terminated`, { agent_id: agentId });
+      }
+      if (options.expected_version !== undefined && options.expected_version !== tx.doc.state.state_version) {
+        throw new DomainError('version_conflict', `agent ${agentId} is at state_version ${tx.doc.state.state_version}`, {
+          current_version: tx.doc.state.state_version,
+          expected_version: options.expected_version,
+        });
+      }
+      return operation(tx);
+    });
+    this.kick(agentId);
+    return result;
+  }
+
+  // ---------------------------------------------------------------- recovery at boot
+
+  private async recoverAll(): Promise<void> {
+    for (const agentId of await this.store.listAgentIds()) {
+      const cell = await this.loadCell(agentId);
+      if (!cell) continue;
+      await cell.run(async (tx) => this.recoverAgent(tx));
+      this.armTimers(cell.doc);
+      this.kick(agentId);
+    }
+  }
+
+  /** Bootstrap recovery of one agent after a restart (holon-reference §2.1, §9.2, §12). */
+  private async recoverAgent(tx: Tx): Promise<void> {
+    const doc = tx.doc;
+    const now = tx.now.toISOString();
+    // Effects left in doubt are never silently re-run: a started command becomes interrupted.
+    for (const effect of doc.effects) {
+      if (effect.status !== 'started') continue;
+      effect.status = 'in_doubt_resolved';
+      effect.finished_at = now;
+      effect.detail = { ...effect.detail, resolution: effect.kind === 'start_command' ? 'task_interrupted' : 'reconciled_on_recovery' };
+      tx.emit('effect_recorded', { ...effect });
+    }
+    for (const task of doc.tasks) {
+      if (TERMINAL.has(task.status)) continue;
+      this.finishTaskRecord(tx, task, { status: 'interrupted', exit_code: null, reason: 'runtime_restarted' });
+    }
+    if (doc.state.current_run_id) {
+      const runId = doc.state.current_run_id;
+      for (const message of doc.queue) if (message.run_id === runId && message.status === 'dequeued') message.status = 'interrupted';
+      doc.last_turn_terminal = 'aborted';
+      doc.state.current_run_id = null;
+      tx.send({ type: 'TURN.FINISHED', runId, facts: factsOf(doc) }, { reason: 'runtime restarted during the turn', trigger: 'recovery' });
+      tx.emit('turn_finished', { run_id: runId, terminal: 'aborted', reason: 'runtime_restarted' });
+    }
+    if (doc.pending_transition) await this.resumePendingTransition(tx);
+    // A transitional state left by a crash: repeat its (idempotent) effect.
+    const phase = doc.state.phase;
+    if (['initializing', 'waking', 'recovering', 'terminating', 'evolving'].includes(phase)) {
+      tx.cell.ensureActor();
+      const effects: Partial<Record<string, EffectRequest['effect']>> = { initializing: 'initialize', waking: 'wake', recovering: 'recover', terminating: 'terminate', evolving: 'evolve' };
+      const effect = effects[phase] as EffectRequest['effect'];
+      await this.performEffect(tx, { type: 'effect.requested', effect, key: `${tx.cell.id}:${effect}:recovery` });
+      await this.drainEffects(tx);
+    }
+    tx.touch();
+  }
+
+  private async resumePendingTransition(tx: Tx): Promise<void> {
+    // Explicit transitions commit atomically with their effect ledger; a leftover intent means the
+    // commit never landed, so it is dropped with evidence and the client's retry runs it again.
+    const pending = tx.doc.pending_transition;
+    if (!pending) return;
+    tx.emit('transition_phase', { transition_id: pending.record.transition_id, phase: 'abandoned_on_recovery' });
+    tx.doc.pending_transition = null;
+  }
+
+  private armTimers(doc: AgentDoc): void {
+    for (const timer of doc.timers) {
+      if (timer.status === 'active' && timer.next_fire_at) this.alarms.arm(doc.identity.agent_id, timer.id, timer.next_fire_at);
+    }
+  }
+
+  // ---------------------------------------------------------------- effects
+
+  /** Performs every effect the machine requested during this operation, answering each with its event. */
+  private async drainEffects(tx: Tx): Promise<void> {
+    for (let round = 0; round < 16; round++) {
+      const effects = tx.cell.takeEffects();
+      if (effects.length === 0) return;
+      for (const effect of effects) await this.performEffect(tx, effect);
+    }
+  }
+
+  private async performEffect(tx: Tx, effect: EffectRequest): Promise<void> {
+    const phase = (name: string, detail?: string) =>
+      tx.emit('transition_phase', { effect: effect.effect, key: effect.key, phase: name, ...(detail ? { detail } : {}) });
+    switch (effect.effect) {
+      case 'initialize': {
+        phase('transition_prepared');
+        this.provisionDefaultTrigger(tx);
+        this.takeSnapshotInto(tx, 'initial');
+        phase('side_effects_applied');
+        await tx.flush();
+        tx.send({ type: 'INITIALIZE.DONE' }, { reason: 'initialization complete', trigger: 'system' });
+        return;
+      }
+      case 'sleep': {
+        phase('transition_prepared');
+        this.takeSnapshotInto(tx, 'pre_sleep');
+        phase('side_effects_applied');
+        tx.doc.state.sleeping_until = null;
+        return;
+      }
+      case 'wake': {
+        phase('transition_prepared');
+        const latest = tx.doc.snapshots.at(-1);
+        const verdict = latest ? verifySnapshot(latest, tx.cell.id, tx.doc.identity.identity_version) : null;
+        if (!verdict) {
+          tx.send({ type: 'WAKE.FAILED', reason: 'no recovery point' }, { reason: 'no snapshot to wake from', trigger: 'system' });
+        } else if (verdict.ok) {
+          phase('side_effects_applied', `verified ${verdict.snapshot.snapshot_id}`);
+          tx.doc.refusal = null;
+          tx.send({ type: 'WAKE.DONE' }, { reason: 'snapshot verified', trigger: 'system', evidence_refs: [`snapshot:${verdict.snapshot.snapshot_id}`] });
+        } else if (verdict.kind === 'incompatible') {
+          tx.doc.refusal = { reason: verdict.reason, hint: verdict.hint };
+          tx.send({ type: 'WAKE.REFUSED', reason: verdict.reason, hint: verdict.hint }, { reason: verdict.reason, trigger: 'system' });
+        } else {
+          tx.send({ type: 'WAKE.FAILED', reason: verdict.reason }, { reason: verdict.reason, trigger: 'system' });
+        }
+        return;
+      }
+      case 'recover': {
+        phase('transition_prepared');
+        // Recovery ends on a fresh, verified recovery point built from committed records only.
+        const snapshot = this.takeSnapshotInto(tx, 'recovery');
+        const verdict = verifySnapshot(snapshot, tx.cell.id, tx.doc.identity.identity_version);
+        if (verdict.ok) {
+          phase('side_effects_applied');
+          tx.send({ type: 'RECOVER.DONE', snapshotId: snapshot.snapshot_id }, { reason: 'recovered to a verified snapshot', trigger: 'recovery', evidence_refs: [`snapshot:${snapshot.snapshot_id}`] });
+        } else {
+          tx.send({ type: 'RECOVER.FAILED', reason: verdict.reason }, { reason: verdict.reason, trigger: 'recovery' });
+        }
+        return;
+      }
+      case 'evolve': {
+        phase('transition_prepared');
+        phase('side_effects_applied');
+        tx.send({ type: 'EVOLVE.DONE', accepted: true }, { reason: 'candidate change evaluated', trigger: 'system' });
+        return;
+      }
+      case 'stop': {
+        await this.stopEffects(tx, 'agent_stopped');
+        return;
+      }
+      case 'terminate': {
+        phase('transition_prepared');
+        try {
+          await this.withTimeout(this.stopEffects(tx, 'agent_terminated'), 'terminate');
+          for (const timer of tx.doc.timers) if (timer.status === 'active') this.cancelTimerRecord(tx, timer);
+          this.takeSnapshotInto(tx, 'archive');
+          phase('side_effects_applied');
+          tx.send({ type: 'TERMINATE.DONE' }, { reason: 'termination committed', trigger: 'system' });
+        } catch (error) {
+          const reason = error instanceof Error ? error.message : String(error);
+          phase('side_effects_failed', reason);
+          tx.send({ type: 'TERMINATE.FAILED', phase: 'side_effects_applied', reason }, { reason, trigger: 'system' });
+        }
+        return;
+      }
+    }
+  }
+
+  private async withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} side effect timed out after ${this.options.effectTimeoutMs} ms`)), this.options.effectTimeoutMs);
+    });
+    try {
+      return await Promise.race([work, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Stop / terminate: abort the run, interrupt tasks, revoke triggers; the queue is kept. */
+  private async stopEffects(tx: Tx, reason: string): Promise<void> {
+    const runId = tx.doc.state.current_run_id;
+    if (runId) {
+      this.runs.get(runId)?.abort();
+      this.offers.cancel(runId);
+      for (const message of tx.doc.queue) if (message.run_id === runId && message.status === 'dequeued') message.status = 'aborted';
+      tx.doc.state.current_run_id = null;
+      tx.doc.last_turn_terminal = 'aborted';
+      tx.emit('current_run_aborted', { run_id: runId, reason });
+    }
+    for (const task of tx.doc.tasks) {
+      if (TERMINAL.has(task.status)) continue;
+      const live = this.live.get(task.id);
+      this.live.delete(task.id);
+      if (live) await live.handle.stop().catch(() => undefined);
+      this.finishTaskRecord(tx, task, { status: 'interrupted', exit_code: null, reason }, { enqueueResult: false });
+    }
+    for (const trigger of tx.doc.triggers) if (trigger.status === 'active') this.revokeTriggerRecord(tx, trigger);
+    tx.doc.pending_wake_hint = null;
+    tx.doc.state.pending = pendingCount(tx.doc);
+  }
+
+  private takeSnapshotInto(tx: Tx, kind: Snapshot['kind']): Snapshot {
+    const snapshot = buildSnapshot(tx.doc, kind, { fencingToken: this.fencingToken(), holder: this.nodeId, now: tx.now });
+    tx.doc.snapshots.push(snapshot);
+    tx.emit('snapshot_taken', { snapshot_id: snapshot.snapshot_id, kind, checksum: snapshot.recovery.checksum });
+    return snapshot;
+  }
+
+  // ---------------------------------------------------------------- scheduler lane
+
+  /** Asks the agent's scheduler to look at it again, after the operations already queued. */
+  kick(agentId: string): void {
+    if (this.kicks.has(agentId) || this.closing || this.leaseLost) return;
+    this.kicks.add(agentId);
+    setImmediate(() => {
+      this.kicks.delete(agentId);
+      void this.step(agentId).catch(() => undefined);
+    });
+  }
+
+  private async step(agentId: string): Promise<void> {
+    const cell = this.cells.get(agentId);
+    if (!cell || this.closing) return;
+    const again = await cell.run(async (tx) => this.schedule(tx));
+    if (again) this.kick(agentId);
+  }
+
+  /** One scheduler decision (holon-reference §6.5); returns whether to look again. */
+  private async schedule(tx: Tx): Promise<boolean> {
+    const doc = tx.doc;
+    if (doc.state.status === 'stopped' || !['active', 'sleeping'].includes(doc.state.phase)) return false;
+    if (doc.state.current_run_id) return false;
+    const head = headOfQueue(doc);
+    if (doc.state.phase === 'sleeping') {
+      if (!head && !doc.pending_wake_hint) {
+        tx.cell.passivate();
+        return false;
+      }
+      if (doc.refusal) return false;
+      tx.send({ type: 'WAKE', reason: head ? `message ${head.id} queued` : 'wake hint pending' }, { reason: 'work arrived while asleep', trigger: 'system' });
+      await this.drainEffects(tx);
+      return true;
+    }
+    if (head) {
+      await this.claim(tx, head);
+      return false;
+    }
+    if (doc.pending_wake_hint) {
+      this.emitWakeTick(tx, doc.pending_wake_hint.reason, doc.pending_wake_hint.source, doc.pending_wake_hint.created_at);
+      doc.pending_wake_hint = null;
+      return true;
+    }
+    const signal = workSignal(factsOf(doc));
+    if (signal) {
+      const item = doc.work_items.find((w) => w.id === signal.work_item_id);
+      const key = `work_queue:${signal.reactivation_mode}:${signal.work_item_id}:${item?.revision ?? 0}`;
+      if (!doc.recent_keys.includes(key)) {
+        const decision = { kind: 'emit_system_tick' as const, reason: signal.reactivation_mode, model_reentry: true, liveness_only: false, work_item_id: signal.work_item_id, boundary: 'idle_tick' as const, evidence: [key] };
+        this.recordDecision(tx, decision);
+        admitMessage(
+          doc,
+          {
+            kind: 'system_tick',
+            origin: { kind: 'system', subsystem: 'work_queue' },
+            authority_class: 'runtime_instruction',
+            priority: 'normal',
+            body: { type: 'text', text: `${signal.reactivation_mode === 'continue_active' ? 'Continue current work item' : 'Queued work item is available'}: ${item?.objective ?? ''}` },
+            work_item_id: signal.work_item_id,
+            idempotency_key: key,
+            metadata: { work_queue: { reason: signal.reactivation_mode, idempotency_key: key, work_item_id: signal.work_item_id } },
+          },
+          tx.now,
+        );
+        tx.emit('message_queued', { kind: 'system_tick', reason: signal.reactivation_mode, work_item_id: signal.work_item_id });
+        return true;
+      }
+    }
+    const facts = factsOf(doc);
+    if (doc.state.status === 'awaiting_task') {
+      tx.send({ type: 'IDLE', facts }, { reason: 'tasks settled', trigger: 'system' });
+      return doc.state.status !== 'awaiting_task';
+    }
+    if (tx.send({ type: 'IDLE', facts }, { reason: 'no queued input, no runnable work', trigger: 'system' })) {
+      this.recordDecision(tx, { kind: 'sleep', reason: 'no_pending_scheduler_facts', model_reentry: false, liveness_only: true, boundary: 'lifecycle_sleep', evidence: [] });
+      await this.drainEffects(tx);
+      await tx.flush();
+      tx.cell.passivate();
+    }
+    return false;
+  }
+
+  private recordDecision(tx: Tx, decision: NonNullable<AgentDoc['last_decision']>): void {
+    tx.doc.last_decision = decision;
+    tx.emit('scheduler_decision', { ...decision });
+  }
+
+  /** Claims the head message and starts its turn (decision recorded before the claim). */
+  private async claim(tx: Tx, message: MessageEnvelope): Promise<void> {
+    const doc = tx.doc;
+    const trigger = triggerOf(doc, message);
+    const resolution = trigger ? resolveContinuation(trigger, doc.last_closure) : null;
+    const decision = resolution
+      ? decideForMessage(factsOf(doc), resolution, message.id)
+      : { kind: 'reduce_message_only' as const, reason: 'no_continuation_trigger', model_reentry: false, liveness_only: true, message_id: message.id, evidence: [] };
+    this.recordDecision(tx, { ...decision, boundary: 'run_loop' });
+    await tx.flush();
+    const runId = newId('run');
+    const facts = factsOf(doc);
+    if (!tx.send({ type: 'TURN.START', runId, facts }, { reason: `turn for ${message.kind} ${message.id}`, trigger: message.authority_class === 'operator_instruction' ? 'user' : 'system' })) {
+      throw new DomainError('illegal_transition', `agent ${tx.cell.id} cannot start a turn in ${doc.state.phase}/${doc.state.status}`);
+    }
+    message.status = 'dequeued';
+    message.run_id = runId;
+    doc.state.current_run_id = runId;
+    doc.state.turn_index += 1;
+    doc.state.pending = pendingCount(doc);
+    doc.last_turn_terminal = null;
+    if (resolution) {
+      doc.state.last_continuation = resolution;
+      tx.emit('continuation_resolved', { message_id: message.id, ...resolution });
+      this.resolveWaits(tx, message);
+    }
+    tx.emit('turn_started', { run_id: runId, message_id: message.id, turn_index: doc.state.turn_index });
+    if (message.kind === 'system_tick' && message.origin.kind === 'system' && message.origin.subsystem === 'wake_hint') {
+      this.continuationEvent(tx, { type: 'TICK.CONSUMED' });
+    }
+    if (decision.kind !== 'start_model_turn') {
+      this.finishTurn(tx, runId, { actions: [], text: 'reduced without a model turn' });
+      return;
+    }
+    const offer: TurnOffer = {
+      run_id: runId,
+      agent_id: tx.cell.id,
+      lease_ms: this.options.turnLeaseMs,
+      messages: [structuredClone(message)],
+      closure: doc.last_closure,
+      continuation: resolution,
+    };
+    if (doc.config.turn_runner === 'http_worker') {
+      this.offers.offer(offer);
+    } else {
+      const controller = new AbortController();
+      this.runs.set(runId, controller);
+      queueMicrotask(() => void this.runTurn(tx.cell.id, offer, controller));
+    }
+  }
+
+  private continuationEvent(tx: Tx, event: ContinuationEvent): void {
+    const child = tx.cell.ensureActor().getSnapshot().children['continuation'];
+    child?.send(event);
+    tx.doc.machine = tx.cell.ensureActor().getPersistedSnapshot();
+    tx.touch();
+  }
+
+  private async runTurn(agentId: string, offer: TurnOffer, controller: AbortController): Promise<void> {
+    let result: TurnResult;
+    try {
+      result = await this.runner.run(offer, controller.signal);
+    } catch (error) {
+      result = { actions: [{ type: 'fail', reason: error instanceof Error ? error.message : String(error) }] };
+    }
+    this.runs.delete(offer.run_id);
+    if (controller.signal.aborted) return;
+    await this.mutate(agentId, async (tx) => {
+      if (tx.doc.state.current_run_id !== offer.run_id) return;
+      this.finishTurn(tx, offer.run_id, result);
+    }).catch(() => undefined);
+  }
+
+  /** Applies a turn's result in one commit; the machine decides where the agent goes next. */
+  private finishTurn(tx: Tx, runId: string, result: TurnResult): void {
+    const doc = tx.doc;
+    const message = doc.queue.find((m) => m.run_id === runId);
+    let failed = false;
+    const starts: TaskRecord[] = [];
+    for (const action of result.actions) {
+      const outcome = this.applyAction(tx, action, message ?? null);
+      if (outcome === 'failed') failed = true;
+      if (outcome && typeof outcome === 'object') starts.push(outcome);
+    }
+    if (message) message.status = 'processed';
+    doc.state.current_run_id = null;
+    doc.state.pending = pendingCount(doc);
+    doc.last_turn_terminal = failed ? 'failed' : 'completed';
+    doc.runtime_error = failed;
+    doc.last_closure = deriveClosure(factsOf(doc));
+    tx.send({ type: 'TURN.FINISHED', runId, facts: factsOf(doc) }, { reason: failed ? 'turn failed' : 'turn completed', trigger: 'agent' });
+    tx.emit('turn_finished', { run_id: runId, closure: doc.last_closure, text: (result.text ?? '').slice(0, 2000) });
+    this.notifyInvoker(tx, result.text ?? '');
+    for (const task of starts) this.launchAfterCommit(tx.cell.id, task.id);
+  }
+
+  private applyAction(tx: Tx, action: TurnAction, message: MessageEnvelope | null): TaskRecord | 'failed' | null {
+    const doc = tx.doc;
+    switch (action.type) {
+      case 'exec_command': {
+        const task = this.createTaskRecord(tx, {
+          summary: action.summary ?? action.cmd.slice(0, 200),
+          cmd: action.cmd,
+          accepts_input: action.accepts_input ?? false,
+          ...(action.timeout_ms ? { timeout_ms: action.timeout_ms } : {}),
+          ...(message?.work_item_id ? { work_item_id: message.work_item_id } : {}),
+        }, message?.run_id ?? null);
+        if (action.wait) this.createWaitRecord(tx, { wake: 'task_result', reason: `waiting for task ${task.id}`, resource: task.id });
+        return task;
+      }
+      case 'wait_for':
+        this.createWaitRecord(tx, { wake: action.wake, reason: action.reason ?? 'waiting', ...(action.resource ? { resource: action.resource } : {}), ...(action.work_item_id ? { work_item_id: action.work_item_id } : {}) });
+        return null;
+      case 'enqueue':
+        admitMessage(doc, { kind: 'internal_followup', origin: { kind: 'system', subsystem: 'tool_enqueue' }, authority_class: 'runtime_instruction', priority: action.priority ?? 'next', body: { type: 'text', text: action.text }, work_item_id: message?.work_item_id ?? null }, tx.now);
+        tx.emit('message_queued', { kind: 'internal_followup' });
+        return null;
+      case 'create_work_item':
+        this.createWorkItemRecord(tx, action.objective);
+        return null;
+      case 'complete_work_item': {
+        const item = doc.work_items.find((w) => w.id === action.work_item_id);
+        if (item && item.state === 'open') this.completeWorkItemRecord(tx, item, action.report ?? 'completed by the agent');
+        return null;
+      }
+      case 'set_timer': {
+        const timer = this.createTimerRecord(tx, { duration_ms: action.duration_ms });
+        if (action.wait) this.createWaitRecord(tx, { wake: 'timer', reason: `waiting for timer ${timer.id}`, resource: timer.id });
+        return null;
+      }
+      case 'sleep':
+        return null;
+      case 'fail':
+        tx.emit('turn_finished', { note: 'fail directive', reason: action.reason });
+        return 'failed';
+    }
+  }
+
+  private resolveWaits(tx: Tx, message: MessageEnvelope): void {
+    const now = tx.now.toISOString();
+    for (const wait of tx.doc.waits) {
+      if (wait.status !== 'active' && wait.status !== 'triggered') continue;
+      const matches =
+        (wait.kind === 'task' && message.kind === 'task_result' && wait.subject_ref === message.task_id) ||
+        (wait.kind === 'operator' && message.kind === 'operator_prompt') ||
+        (wait.kind === 'timer' && message.kind === 'timer_tick' && (!wait.subject_ref || wait.subject_ref === message.origin.kind && false || (message.origin.kind === 'timer' && message.origin.timer_id === wait.subject_ref))) ||
+        (wait.kind === 'external' && ['webhook_event', 'channel_event', 'callback_event', 'system_tick'].includes(message.kind) && !(message.origin.kind === 'system' && message.origin.subsystem === 'work_queue')) ||
+        (wait.kind === 'system' && message.kind === 'system_tick');
+      if (!matches) continue;
+      wait.status = 'resolved';
+      wait.resolved_at = now;
+      wait.updated_at = now;
+      wait.trigger_message_id = message.id;
+      tx.emit('wait_resolved', { wait_id: wait.id, message_id: message.id });
+      if (wait.work_item_id) {
+        const item = tx.doc.work_items.find((w) => w.id === wait.work_item_id);
+        if (item) item.blocked_by = null;
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- records
+
+  private createWorkItemRecord(tx: Tx, objective: string) {
+    const now = tx.now.toISOString();
+    const item = { id: newId('wi'), agent_id: tx.cell.id, revision: 1, objective, state: 'open' as const, plan_status: 'draft' as const, blocked_by: null, recheck_at: null, result_summary: null, created_at: now, updated_at: now };
+    tx.doc.work_items.push(item);
+    if (!tx.doc.state.current_work_item_id) tx.doc.state.current_work_item_id = item.id;
+    tx.emit('work_item_created', { work_item_id: item.id, objective });
+    return item;
+  }
+
+  private completeWorkItemRecord(tx: Tx, item: AgentDoc['work_items'][number], report: string): void {
+    const now = tx.now.toISOString();
+    item.state = 'completed';
+    item.result_summary = report;
+    item.revision += 1;
+    item.updated_at = now;
+    item.blocked_by = null;
+    for (const wait of tx.doc.waits) {
+      if (wait.work_item_id === item.id && (wait.status === 'active' || wait.status === 'triggered')) {
+        wait.status = 'cancelled';
+        wait.updated_at = now;
+      }
+    }
+    if (tx.doc.state.current_work_item_id === item.id) tx.doc.state.current_work_item_id = null;
+    tx.emit('work_item_completed', { work_item_id: item.id });
+  }
+
+  private createWaitRecord(tx: Tx, request: { wake: CreateWaitRequest['wake']; reason: string; resource?: string; work_item_id?: string; wake_at?: string }): WaitConditionRecord {
+    const now = tx.now.toISOString();
+    const owner = request.work_item_id ?? null;
+    // At most one unresolved wait per owner: a new WaitFor replaces the previous one.
+    for (const wait of tx.doc.waits) {
+      if (wait.work_item_id === owner && (wait.status === 'active' || wait.status === 'triggered')) {
+        wait.status = 'cancelled';
+        wait.updated_at = now;
+        tx.emit('wait_cancelled', { wait_id: wait.id, reason: 'wait_for_replaced' });
+      }
+    }
+    const wait: WaitConditionRecord = {
+      id: newId('wait'),
+      agent_id: tx.cell.id,
+      work_item_id: owner,
+      status: 'active',
+      kind: WAIT_KIND_OF_WAKE[request.wake],
+      subject_ref: request.resource ?? null,
+      waiting_for: request.reason,
+      wake_at: request.wake_at ?? null,
+      created_at: now,
+      updated_at: now,
+      resolved_at: null,
+      trigger_message_id: null,
+    };
+    tx.doc.waits.push(wait);
+    if (owner) {
+      const item = tx.doc.work_items.find((w) => w.id === owner);
+      if (item) {
+        item.blocked_by = request.reason;
+        item.revision += 1;
+        item.updated_at = now;
+      }
+    }
+    tx.emit('wait_created', { ...wait });
+    // A task already finished: its result is queued already, so the wait triggers at once.
+    if (wait.kind === 'task') {
+      const task = tx.doc.tasks.find((t) => t.id === wait.subject_ref);
+      if (task && TERMINAL.has(task.status)) wait.status = 'triggered';
+    }
+    this.continuationEvent(tx, { type: 'WAIT.SET', waitId: wait.id, kind: wait.kind, reason: wait.waiting_for, resource: wait.subject_ref, workItemId: wait.work_item_id } );
+    return wait;
+  }
+
+  private createTimerRecord(tx: Tx, request: { duration_ms: number; interval_ms?: number; summary?: string }): TimerRecord {
+    const now = tx.now;
+    const timer: TimerRecord = {
+      id: newId('tmr'),
+      agent_id: tx.cell.id,
+      created_at: now.toISOString(),
+      duration_ms: request.duration_ms,
+      interval_ms: request.interval_ms ?? null,
+      status: 'active',
+      summary: request.summary ?? null,
+      next_fire_at: new Date(now.getTime() + request.duration_ms).toISOString(),
+      last_fired_at: null,
+      fire_count: 0,
+    };
+    tx.doc.timers.push(timer);
+    tx.emit('timer_created', { ...timer });
+    const agentId = tx.cell.id;
+    const due = timer.next_fire_at as string;
+    setImmediate(() => {
+      const current = this.cells.get(agentId)?.doc.timers.find((t) => t.id === timer.id);
+      if (current?.status === 'active' && current.next_fire_at === due) this.alarms.arm(agentId, timer.id, due);
+    });
+    return timer;
+  }
+
+  private cancelTimerRecord(tx: Tx, timer: TimerRecord): void {
+    timer.status = 'cancelled';
+    timer.next_fire_at = null;
+    this.alarms.disarm(tx.cell.id, timer.id);
+    tx.emit('timer_cancelled', { timer_id: timer.id });
+  }
+
+  private revokeTriggerRecord(tx: Tx, trigger: ExternalTriggerRecord): void {
+    trigger.status = 'revoked';
+    trigger.revoked_at = tx.now.toISOString();
+    tx.emit('trigger_revoked', { trigger_id: trigger.id, delivery_mode: trigger.delivery_mode });
+  }
+
+  private provisionTrigger(tx: Tx, mode: DeliveryMode, isDefault: boolean): TriggerCapability {
+    const token = mintToken();
+    const trigger: ExternalTriggerRecord = {
+      id: newId('trg'),
+      target_agent_id: tx.cell.id,
+      scope: 'agent',
+      delivery_mode: mode,
+      token_hash: hashToken(token),
+      status: 'active',
+      is_default: isDefault,
+      created_at: tx.now.toISOString(),
+      revoked_at: null,
+      last_delivered_at: null,
+      delivery_count: 0,
+    };
+    tx.doc.triggers.push(trigger);
+    tx.emit('trigger_created', { trigger_id: trigger.id, delivery_mode: mode, is_default: isDefault });
+    this.mintedTokens.set(tx.cell.id, { trigger: triggerSummary(trigger), token, delivery_mode: mode });
+    return { trigger: triggerSummary(trigger), token, delivery_mode: mode };
+  }
+
+  /** The raw token of the last capability minted per agent, handed to the caller that asked. */
+  private readonly mintedTokens = new Map<string, TriggerCapability>();
+
+  private provisionDefaultTrigger(tx: Tx): void {
+    if (tx.doc.triggers.some((t) => t.is_default && t.status === 'active')) return;
+    this.provisionTrigger(tx, 'wake_hint', true);
+  }
+
+  // ---------------------------------------------------------------- tasks
+
+  private createTaskRecord(tx: Tx, request: { summary: string; cmd: string; workdir?: string; accepts_input: boolean; timeout_ms?: number; work_item_id?: string }, runId: string | null): TaskRecord {
+    const now = tx.now.toISOString();
+    const task: TaskRecord = {
+      id: newId('task'),
+      agent_id: tx.cell.id,
+      kind: 'command_task',
+      status: 'queued',
+      summary: request.summary,
+      created_at: now,
+      updated_at: now,
+      work_item_id: request.work_item_id ?? null,
+      parent_run_id: runId,
+      accepts_input: request.accepts_input,
+      cmd: request.cmd,
+      workdir: request.workdir ?? null,
+      timeout_ms: request.timeout_ms ?? null,
+      exit_code: null,
+      reason: null,
+      child_agent_id: null,
+      output_bytes: 0,
+      result_text: null,
+    };
+    tx.doc.tasks.push(task);
+    tx.send({ type: 'TASK.SPAWN', taskId: task.id, kind: task.kind, acceptsInput: task.accepts_input }, { reason: 'task spawned', trigger: 'agent' });
+    // The effect is recorded before it runs: a crash in between leaves it in doubt, never re-run.
+    tx.doc.effects.push({ idempotency_key: `start_command:${task.id}`, agent_id: tx.cell.id, kind: 'start_command', status: 'started', started_at: now, finished_at: null, detail: { task_id: task.id } });
+    tx.emit('task_status_changed', { task_id: task.id, status: 'queued', kind: task.kind, summary: task.summary });
+    return task;
+  }
+
+  private env_(env: Record<string, string> | undefined): Record<string, string> | undefined {
+    return env;
+  }
+
+  private readonly taskEnv = new Map<string, Record<string, string>>();
+
+  private artifactPath(agentId: string, taskId: string): string {
+    return join(this.options.dataDir, 'artifacts', agentId, `${taskId}.log`);
+  }
+
+  /** Starts a queued command task once its creation is committed. */
+  private launchAfterCommit(agentId: string, taskId: string): void {
+    setImmediate(() => void this.launchTask(agentId, taskId).catch(() => undefined));
+  }
+
+  private async launchTask(agentId: string, taskId: string): Promise<void> {
+    if (this.leaseLost || this.closing) return;
+    const cell = await this.cell(agentId);
+    await cell.run(async (tx) => {
+      const task = tx.doc.tasks.find((t) => t.id === taskId);
+      if (!task || task.status !== 'queued' || !task.cmd) return;
+      const handle = startCommand({
+        cmd: task.cmd,
+        ...(task.workdir ? { cwd: task.workdir } : {}),
+        ...(this.taskEnv.get(taskId) ? { env: this.taskEnv.get(taskId) as Record<string, string> } : {}),
+        acceptsInput: task.accepts_input,
+        timeoutMs: task.timeout_ms,
+        artifactPath: this.artifactPath(agentId, taskId),
+        killGraceMs: this.options.killGraceMs,
+      });
+      this.taskEnv.delete(taskId);
+      this.live.set(taskId, { handle });
+      task.status = 'running';
+      task.updated_at = tx.now.toISOString();
+      this.taskEvent(tx, taskId, { type: 'START' });
+      const effect = tx.doc.effects.find((e) => e.idempotency_key === `start_command:${taskId}`);
+      if (effect) {
+        effect.status = 'done';
+        effect.finished_at = tx.now.toISOString();
+        effect.detail = { ...effect.detail, pid: handle.pid };
+      }
+      tx.emit('task_status_changed', { task_id: taskId, status: 'running', pid: handle.pid });
+      void handle.result.then((result) => this.onTaskResult(agentId, taskId, result));
+    });
+  }
+
+  private taskEvent(tx: Tx, taskId: string, event: { type: 'START' } | { type: 'EXITED'; exitCode: number } | { type: 'TIMED_OUT' } | { type: 'STOP' } | { type: 'INTERRUPT'; reason: string } | { type: 'SPAWN_FAILED'; reason: string } | { type: 'INPUT' }): void {
+    const actor = tx.cell.ensureActor();
+    actor.getSnapshot().children[taskId]?.send(event);
+    tx.doc.machine = actor.getPersistedSnapshot();
+    tx.touch();
+  }
+
+  private async onTaskResult(agentId: string, taskId: string, result: CommandResult): Promise<void> {
+    const live = this.live.get(taskId);
+    this.live.delete(taskId);
+    if (!live || this.leaseLost) return;
+    await this.mutate(agentId, async (tx) => {
+      const task = tx.doc.tasks.find((t) => t.id === taskId);
+      if (!task || TERMINAL.has(task.status)) return;
+      task.output_bytes = result.output_bytes;
+      const status = result.outcome === 'completed' ? 'completed' : result.outcome === 'cancelled' ? 'cancelled' : 'failed';
+      if (result.reason === 'spawn_failed') this.taskEvent(tx, taskId, { type: 'SPAWN_FAILED', reason: 'spawn_failed' });
+      else if (result.reason === 'timeout') this.taskEvent(tx, taskId, { type: 'TIMED_OUT' });
+      else this.taskEvent(tx, taskId, { type: 'EXITED', exitCode: result.exit_code ?? -1 });
+      task.result_text = live.handle.preview(2000);
+      this.finishTaskRecord(tx, task, { status, exit_code: result.exit_code, reason: result.reason }, { enqueueResult: tx.doc.state.status !== 'stopped' });
+    }, { allowTerminated: true }).catch(() => undefined);
+  }
+
+  /** A task's terminal record, its result message and the exact wait it satisfies, in one commit. */
+  private finishTaskRecord(tx: Tx, task: TaskRecord, end: { status: TaskRecord['status']; exit_code: number | null; reason: string | null }, options: { enqueueResult?: boolean } = {}): void {
+    const now = tx.now.toISOString();
+    task.status = end.status;
+    task.exit_code = end.exit_code;
+    task.reason = end.reason;
+    task.updated_at = now;
+    if (end.status === 'interrupted') this.taskEvent(tx, task.id, { type: 'INTERRUPT', reason: end.reason ?? 'interrupted' });
+    tx.emit('task_status_changed', { task_id: task.id, status: task.status, exit_code: task.exit_code, reason: task.reason });
+    if (options.enqueueResult ?? true) {
+      admitMessage(
+        tx.doc,
+        {
+          kind: 'task_result',
+          origin: { kind: 'task', task_id: task.id },
+          authority_class: 'runtime_instruction',
+          priority: 'next',
+          body: { type: 'json', value: { task_id: task.id, status: task.status, exit_code: task.exit_code, reason: task.reason, output_preview: task.result_text ?? '' } },
+          task_id: task.id,
+          work_item_id: task.work_item_id,
+          idempotency_key: `task_result:${task.id}`,
+        },
+        tx.now,
+      );
+      tx.emit('message_queued', { kind: 'task_result', task_id: task.id });
+      for (const wait of tx.doc.waits) {
+        if (wait.kind === 'task' && wait.subject_ref === task.id && wait.status === 'active') {
+          wait.status = 'triggered';
+          wait.updated_at = now;
+        }
+      }
+    }
+    const facts = factsOf(tx.doc);
+    tx.send({ type: 'TASK.SETTLED', facts }, { reason: `task ${task.id} ${task.status}`, trigger: 'system' });
+  }
+
+  // ---------------------------------------------------------------- invocation results
+
+  private notifyInvoker(tx: Tx, text: string): void {
+    const invocation = (tx.doc.identity as { invoked_by?: { agent_id: string; task_id: string } }).invoked_by;
+    void invocation;
+    void text;
+  }
+
+  // ======================================================================= API
+
+  async createAgent(request: CreateAgentRequest, options: { idempotency_key?: string } = {}) {
+    const req = CreateAgentRequest.parse(request);
+    this.fencingToken();
+    const key = options.idempotency_key ? `create:${options.idempotency_key}` : null;
+    const fingerprint = JSON.stringify(req);
+    let agentId = req.agent_id ?? null;
+    if (key) {
+      const prior = (await this.store.getGlobal(key)) as { agent_id: string; fingerprint: string } | undefined;
+      if (prior) {
+        if (prior.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict', 'this Idempotency-Key was used with another body');
+        agentId = prior.agent_id;
+      }
+    }
+    agentId ??= newId('agent');
+    const existing = await this.loadCell(agentId);
+    if (existing) {
+      const ownKey = key && ((await this.store.getGlobal(key)) as { agent_id?: string } | undefined)?.agent_id === agentId;
+      if (!ownKey) throw new DomainError('agent_exists', `agent ${agentId} already exists`, { agent_id: agentId });
+      // A retried create resumes an interrupted initialization: never a second identity.
+      await existing.run(async (tx) => {
+        if (tx.doc.state.phase === 'created') tx.send({ type: 'INITIALIZE' }, { reason: 'create retried', trigger: 'user' });
+        await this.drainEffects(tx);
+      });
+      this.kick(agentId);
+      const minted = this.mintedTokens.get(agentId);
+      this.mintedTokens.delete(agentId);
+      const trigger = existing.doc.triggers.find((t) => t.is_default && t.status === 'active');
+      return {
+        agent: assembleSummary(existing),
+        external_trigger: minted ?? { trigger: trigger ? triggerSummary(trigger) : { id: '', delivery_mode: 'wake_hint' as const, status: 'revoked' as const }, token: '', delivery_mode: 'wake_hint' as const },
+        replayed: true,
+      };
+    }
+    if (key) await this.store.putGlobal(key, { agent_id: agentId, fingerprint }, this.fencingToken());
+    const now = this.clock.now().toISOString();
+    const doc: AgentDoc = {
+      identity: {
+        agent_id: agentId,
+        kind: 'agent',
+        profile_preset: req.profile ?? 'default',
+        owner: req.owner ?? 'operator',
+        mission: req.mission ?? '',
+        registry_status: 'active',
+        identity_version: 1,
+        parent_agent_id: null,
+        created_at: now,
+      },
+      config: { turn_runner: req.config?.turn_runner ?? 'scripted', model: req.config?.model ?? 'scripted' },
+      state: { agent_id: agentId, status: 'booting', phase: 'created', state_version: 0, current_run_id: null, current_work_item_id: null, pending: 0, turn_index: 0, sleeping_until: null, last_continuation: null },
+      machine: null,
+      queue: [],
+      next_message_seq: 1,
+      work_items: [],
+      waits: [],
+      timers: [],
+      tasks: [],
+      triggers: [],
+      effects: [],
+      transitions: {},
+      pending_transition: null,
+      transition_count: 0,
+      snapshots: [],
+      last_closure: null,
+      last_turn_terminal: null,
+      last_decision: null,
+      runtime_error: false,
+      pending_wake_hint: null,
+      recent_keys: [],
+      refusal: null,
+      failure: null,
+      last_commit_at: now,
+    };
+    // Seed 002 steps 1–2: identity first, durably, in Created.
+    const cell = new AgentCell(agentId, doc, 0, this.env);
+    cell.ensureActor();
+    doc.machine = cell.actor?.getPersistedSnapshot() ?? null;
+    let created;
+    try {
+      created = await this.store.commit({ agent_id: agentId, expected_version: null, doc, events: [{ type: 'agent_created', payload: { agent_id: agentId, mission: doc.identity.mission }, ts: now }], fencing_token: this.fencingToken() });
+    } catch (error) {
+      cell.passivate();
+      if (error instanceof DomainError && error.code === 'version_conflict') throw new DomainError('agent_exists', `agent ${agentId} already exists`, { agent_id: agentId });
+      throw error;
+    }
+    cell.commitDone(structuredClone(doc), created.version);
+    this.cells.set(agentId, cell);
+    this.bus.publish(created.events);
+    // Steps 3–6: checks, trigger + lease, first snapshot, commit to Active.
+    await cell.run(async (tx) => {
+      tx.send({ type: 'INITIALIZE' }, { reason: 'agent created', trigger: 'user' });
+      await tx.flush();
+      await this.drainEffects(tx);
+    });
+    this.kick(agentId);
+    const minted = this.mintedTokens.get(agentId);
+    this.mintedTokens.delete(agentId);
+    if (!minted) throw new DomainError('internal_error', 'initialization did not provision a capability');
+    return { agent: assembleSummary(cell), external_trigger: minted, replayed: false };
+  }
+
+  async listAgents(query: PageQuery): Promise<Page<AgentListEntry>> {
+    const q = PageQuery.parse(query);
+    const ids = (await this.store.listAgentIds()).sort();
+    const start = q.cursor ? ids.findIndex((id) => id > (q.cursor as string)) : 0;
+    const slice = start < 0 ? [] : ids.slice(start, start + q.limit);
+    const items: AgentListEntry[] = [];
+    for (const id of slice) {
+      const cell = await this.loadCell(id);
+      if (cell) items.push(listEntry(cell));
+    }
+    const last = slice.at(-1);
+    return { items, next_cursor: last && start + q.limit < ids.length ? last : null };
+  }
+
+  async getSummary(agentId: string): Promise<AgentSummary> {
+    return assembleSummary(await this.cell(agentId));
+  }
+
+  async getState(agentId: string): Promise<AgentStateView> {
+    const cell = await this.cell(agentId);
+    const doc = cell.doc;
+    return {
+      summary: assembleSummary(cell),
+      queue: doc.queue.filter((m) => m.status === 'queued' || m.status === 'interrupted' || m.status === 'dequeued'),
+      tasks: doc.tasks.filter((t) => !TERMINAL.has(t.status)),
+      timers: doc.timers,
+      work_items: doc.work_items.map((w) => workItemView(doc, w)),
+      waits: doc.waits.filter((w) => w.status === 'active' || w.status === 'triggered'),
+      triggers: doc.triggers.map(triggerSummary),
+      last_decision: doc.last_decision,
+    };
+  }
+
+  async control(agentId: string, request: ControlRequest): Promise<AgentSummary> {
+    const req = ControlRequest.parse(request);
+    const cell = await this.cell(agentId);
+    await this.mutate(agentId, async (tx) => {
+      if (req.action === 'stop') {
+        if (tx.doc.state.status === 'stopped') return;
+        if (!tx.send({ type: 'STOP', reason: 'operator stop' }, { reason: 'operator stop', trigger: 'user', initiator: 'operator', principal: 'control_token' })) {
+          throw new DomainError('illegal_transition', `agent ${agentId} cannot stop in phase ${tx.doc.state.phase}`);
+        }
+      } else {
+        if (tx.doc.state.status !== 'stopped') return;
+        tx.send({ type: 'START' }, { reason: 'operator start', trigger: 'user', initiator: 'operator', principal: 'control_token' });
+      }
+      tx.emit('control_applied', { action: req.action });
+      await this.drainEffects(tx);
+    }, req.expected_version !== undefined ? { expected_version: req.expected_version } : {});
+    return assembleSummary(cell);
+  }
+
+  async transition(agentId: string, request: TransitionRequest): Promise<{ record: TransitionRecord; replayed: boolean }> {
+    const req = TransitionRequest.parse(request);
+    const cell = await this.cell(agentId);
+    const prior = cell.doc.transitions[req.transition_id];
+    if (prior) return { record: prior, replayed: true };
+    const record = await this.mutate(agentId, async (tx) => {
+      const again = tx.doc.transitions[req.transition_id];
+      if (again) return again;
+      return this.explicitTransition(tx, req);
+    }, { expected_version: req.expected_version, allowTerminated: false });
+    return { record, replayed: false };
+  }
+
+  /** The seed-002 protocol for a client-requested transition. */
+  private async explicitTransition(tx: Tx, req: TransitionRequest): Promise<TransitionRecord> {
+    const cause = { reason: req.reason, trigger: 'user' as const, transition_id: req.transition_id, initiator: req.actor?.initiator ?? 'operator', principal: req.actor?.principal ?? 'control_token', evidence_refs: req.evidence_refs ?? [], requested_at: tx.now.toISOString() };
+    const phases: TransitionRecord['phases'] = [{ phase: 'transition_requested', at: cause.requested_at }];
+    const from = tx.doc.state.phase;
+    const event = this.eventFor(req.to, req.reason, tx);
+    const snapshot = tx.cell.ensureActor().getSnapshot();
+    if (!event || !snapshot.can(event)) {
+      const guarded = event && this.isGuardRefusal(req.to, tx);
+      if (guarded) throw new DomainError('guard_rejected', `guard ${guarded} refused ${from} → ${req.to}`, { guard: guarded, from, to: req.to });
+      throw new DomainError('illegal_transition', `no transition from ${from} (${statePath(snapshot.value)}) to ${req.to}`, { from, to: req.to });
+    }
+    phases.push({ phase: 'guard_checked', at: tx.now.toISOString() });
+    tx.emit('transition_phase', { transition_id: req.transition_id, phase: 'transition_requested' });
+    tx.emit('transition_phase', { transition_id: req.transition_id, phase: 'guard_checked' });
+    tx.send(event, cause);
+    phases.push({ phase: 'transition_prepared', at: tx.now.toISOString() });
+    tx.emit('transition_phase', { transition_id: req.transition_id, phase: 'transition_prepared' });
+    await tx.flush();
+    await this.drainEffects(tx);
+    phases.push({ phase: 'side_effects_applied', at: tx.now.toISOString() });
+    // `to: terminated` runs through terminating; `to: active` from sleeping through waking.
+    if (req.to === 'terminated' && tx.doc.state.phase === 'terminating') await this.drainEffects(tx);
+    phases.push({ phase: 'transition_committed', at: tx.now.toISOString() });
+    const committed = tx.doc.transitions[req.transition_id];
+    if (!committed) throw new DomainError('internal_error', 'transition did not commit');
+    committed.phases = phases;
+    committed.to_state = statePath(tx.cell.ensureActor().getSnapshot().value);
+    committed.to_phase = tx.doc.state.phase;
+    tx.emit('transition_phase', { transition_id: req.transition_id, phase: 'transition_committed', to_phase: tx.doc.state.phase });
+    if (tx.doc.state.phase === 'sleeping') {
+      await tx.flush();
+      tx.cell.passivate();
+    }
+    return committed;
+  }
+
+  private eventFor(to: TransitionRequest['to'], reason: string, tx: Tx) {
+    switch (to) {
+      case 'sleeping':
+        return { type: 'IDLE' as const, facts: factsOf(tx.doc) };
+      case 'waking':
+      case 'active':
+        return tx.doc.state.status === 'stopped' ? ({ type: 'START' as const }) : ({ type: 'WAKE' as const, reason });
+      case 'evolving':
+        return { type: 'EVOLVE' as const, reason };
+      case 'recovering':
+        return { type: 'RECOVER' as const, reason };
+      case 'terminating':
+      case 'terminated':
+        return { type: 'TERMINATE' as const, reason };
+    }
+  }
+
+  private isGuardRefusal(to: TransitionRequest['to'], tx: Tx): string | null {
+    const value = statePath(tx.cell.ensureActor().getSnapshot().value);
+    if (to === 'sleeping' && value === 'active.awakeIdle') return 'canSleep';
+    return null;
+  }
+
+  async listTransitions(agentId: string, query: { after_seq?: number; limit: number }): Promise<TransitionRecord[]> {
+    const cell = await this.cell(agentId);
+    return Object.values(cell.doc.transitions)
+      .filter((t) => t.seq > (query.after_seq ?? 0))
+      .sort((a, b) => a.seq - b.seq)
+      .slice(0, query.limit);
+  }
+
+  async takeSnapshot(agentId: string): Promise<Snapshot> {
+    return this.mutate(agentId, async (tx) => this.takeSnapshotInto(tx, 'on_request'));
+  }
+
+  async listSnapshots(agentId: string): Promise<Snapshot[]> {
+    return (await this.cell(agentId)).doc.snapshots;
+  }
+
+  async getSnapshot(agentId: string, snapshotId: string): Promise<Snapshot> {
+    const snapshot = (await this.cell(agentId)).doc.snapshots.find((s) => s.snapshot_id === snapshotId);
+    if (!snapshot) throw new DomainError('snapshot_not_found', `snapshot ${snapshotId} not found`);
+    return snapshot;
+  }
+
+  /** `holon-xstate migrate`: rewrites an agent's snapshots at the current schema version. */
+  async migrate(agentId: string): Promise<{ migrated: number }> {
+    return this.mutate(agentId, async (tx) => {
+      let migrated = 0;
+      tx.doc.snapshots = tx.doc.snapshots.map((s) => {
+        migrated += 1;
+        return migrateSnapshot(s);
+      });
+      tx.doc.refusal = null;
+      tx.emit('snapshot_taken', { migrated });
+      return { migrated };
+    });
+  }
+
+  async abortRun(agentId: string, request: AbortRunRequest) {
+    const req = AbortRunRequest.parse(request);
+    return this.mutate(agentId, async (tx) => {
+      const runId = tx.doc.state.current_run_id;
+      if (!runId) throw new DomainError('no_current_run', `agent ${agentId} has no current run`);
+      if (req.run_id && req.run_id !== runId) throw new DomainError('stale_run_id', `run ${req.run_id} is not the current run ${runId}`, { current_run_id: runId });
+      this.runs.get(runId)?.abort();
+      this.offers.cancel(runId);
+      for (const message of tx.doc.queue) if (message.run_id === runId && message.status === 'dequeued') message.status = 'aborted';
+      tx.doc.state.current_run_id = null;
+      tx.doc.last_turn_terminal = 'aborted';
+      tx.send({ type: 'TURN.ABORT' }, { reason: 'operator aborted the run', trigger: 'user', initiator: 'operator' });
+      tx.emit('current_run_aborted', { run_id: runId });
+      // The abort ends the run only: tasks and triggers stay (holon-reference §11).
+      tx.cell.takeEffects();
+      return { agent_id: agentId, run_id: runId, aborted: true as const };
+    });
+  }
+
+  async terminate(agentId: string): Promise<AgentSummary> {
+    const cell = await this.cell(agentId);
+    if (cell.doc.state.phase === 'terminated') return assembleSummary(cell);
+    await cell.run(async (tx) => {
+      if (tx.doc.state.phase === 'terminated') return;
+      if (!tx.send({ type: 'TERMINATE', reason: 'operator delete' }, { reason: 'operator delete', trigger: 'user', initiator: 'operator' })) {
+        throw new DomainError('illegal_transition', `agent ${agentId} cannot terminate from ${tx.doc.state.phase}`);
+      }
+      await tx.flush();
+      await this.drainEffects(tx);
+    });
+    if ((cell.doc.state.phase as string) === 'terminated') cell.passivate();
+    return assembleSummary(cell);
+  }
+
+  // ---------------------------------------------------------------- messages
+
+  private refuseStopped(tx: Tx): void {
+    if (tx.doc.state.status === 'stopped') {
+      throw new DomainError('agent_stopped', `agent ${tx.cell.id} is stopped; POST /api/control/agents/${tx.cell.id}/control {"action":"start"} first`);
+    }
+  }
+
+  private queueMessage(agentId: string, message: NewMessage, options: MutationOptions = {}): Promise<MessageAccepted> {
+    return this.mutate(agentId, async (tx) => {
+      this.refuseStopped(tx);
+      const envelope = admitMessage(tx.doc, message, tx.now);
+      tx.emit('message_queued', { message_id: envelope.id, kind: envelope.kind, priority: envelope.priority });
+      return { agent_id: agentId, message_id: envelope.id };
+    }, options);
+  }
+
+  async prompt(agentId: string, request: PromptRequest, options: MutationOptions = {}): Promise<MessageAccepted> {
+    const req = PromptRequest.parse(request);
+    if (req.work_item_id) {
+      const cell = await this.cell(agentId);
+      if (!cell.doc.work_items.some((w) => w.id === req.work_item_id)) throw new DomainError('work_item_not_found', `work item ${req.work_item_id} not found`);
+    }
+    return this.queueMessage(agentId, { kind: 'operator_prompt', origin: { kind: 'operator' }, authority_class: 'operator_instruction', priority: 'interject', body: { type: 'text', text: req.text }, work_item_id: req.work_item_id ?? null }, options);
+  }
+
+  async enqueue(agentId: string, request: EnqueueRequest): Promise<MessageAccepted> {
+    const req = EnqueueRequest.parse(request);
+    const origin = req.origin ?? (req.kind === 'channel_event' ? { kind: 'channel' as const, channel_id: 'http' } : { kind: 'webhook' as const, source: 'http' });
+    if ((req.kind === 'channel_event') !== (origin.kind === 'channel')) throw new DomainError('forbidden', `kind ${req.kind} does not go with origin ${origin.kind}`);
+    const body = req.json !== undefined ? { type: 'json' as const, value: req.json } : { type: 'text' as const, text: req.text ?? '' };
+    return this.queueMessage(agentId, { kind: req.kind, origin, authority_class: origin.kind === 'channel' ? 'external_evidence' : 'integration_signal', priority: req.priority, body });
+  }
+
+  async wake(agentId: string, request: WakeRequest): Promise<WakeResult> {
+    const req = WakeRequest.parse(request);
+    return this.submitWakeHint(agentId, req.reason, req.source ?? 'control', null);
+  }
+
+  /** Seed 003 wake hint: liveness only, deduplicated while one is pending. */
+  private submitWakeHint(agentId: string, reason: string, source: string, triggerId: string | null): Promise<WakeResult> {
+    return this.mutate(agentId, async (tx) => {
+      const doc = tx.doc;
+      const queueDepth = doc.queue.filter((m) => m.status === 'queued' || m.status === 'interrupted').length;
+      const disposition = wakeHintDisposition({ status: doc.state.status, queue_depth: queueDepth });
+      const hint = { reason, source };
+      this.continuationEvent(tx, { type: 'WAKE_HINT', hint, status: doc.state.status, queueDepth } );
+      tx.emit('wake_hint', { disposition, reason, source, external_trigger_id: triggerId });
+      if (disposition === 'coalesced') {
+        doc.pending_wake_hint = { reason, source, external_trigger_id: triggerId, created_at: tx.now.toISOString() };
+      } else if (disposition === 'triggered') {
+        doc.pending_wake_hint = null;
+        this.recordDecision(tx, { kind: 'emit_system_tick', reason: 'wake_hint', model_reentry: true, liveness_only: false, boundary: 'idle_tick', evidence: [`source:${source}`] });
+        this.emitWakeTick(tx, reason, source, tx.now.toISOString(), triggerId);
+      }
+      return { agent_id: agentId, disposition };
+    });
+  }
+
+  private emitWakeTick(tx: Tx, reason: string, source: string | null, createdAt: string, triggerId: string | null = null): void {
+    const key = `wake_hint:${triggerId ?? source ?? 'unknown'}:${createdAt}`;
+    if (tx.doc.recent_keys.includes(key)) return;
+    admitMessage(tx.doc, { kind: 'system_tick', origin: { kind: 'system', subsystem: 'wake_hint' }, authority_class: 'runtime_instruction', priority: 'next', body: { type: 'text', text: `wake hint: ${reason}` }, idempotency_key: key, metadata: { wake_hint: { reason, source, external_trigger_id: triggerId, idempotency_key: key } } }, tx.now);
+    tx.emit('message_queued', { kind: 'system_tick', reason: 'wake_hint' });
+  }
+
+  // ---------------------------------------------------------------- work items
+
+  private findWorkItem(doc: AgentDoc, id: string) {
+    const item = doc.work_items.find((w) => w.id === id);
+    if (!item) throw new DomainError('work_item_not_found', `work item ${id} not found`, { work_item_id: id });
+    return item;
+  }
+
+  async createWorkItem(agentId: string, request: CreateWorkItemRequest): Promise<WorkItemView> {
+    const req = CreateWorkItemRequest.parse(request);
+    return this.mutate(agentId, async (tx) => workItemView(tx.doc, this.createWorkItemRecord(tx, req.objective)));
+  }
+
+  async updateWorkItem(agentId: string, workItemId: string, request: UpdateWorkItemRequest): Promise<WorkItemView> {
+    const req = UpdateWorkItemRequest.parse(request);
+    return this.mutate(agentId, async (tx) => {
+      const item = this.findWorkItem(tx.doc, workItemId);
+      if (item.state !== 'open') throw new DomainError('illegal_transition', `work item ${workItemId} is ${item.state}`);
+      if (req.objective !== undefined) item.objective = req.objective;
+      if (req.plan_status !== undefined) item.plan_status = req.plan_status;
+      if (req.blocked_by !== undefined) item.blocked_by = req.blocked_by;
+      item.revision += 1;
+      item.updated_at = tx.now.toISOString();
+      tx.emit('work_item_updated', { work_item_id: item.id, revision: item.revision });
+      return workItemView(tx.doc, item);
+    });
+  }
+
+  async pickWorkItem(agentId: string, workItemId: string, request: PickWorkItemRequest): Promise<WorkItemView> {
+    const req = PickWorkItemRequest.parse(request);
+    return this.mutate(agentId, async (tx) => {
+      const item = this.findWorkItem(tx.doc, workItemId);
+      if (item.state !== 'open') throw new DomainError('illegal_transition', `work item ${workItemId} is completed`);
+      if (req.clear_blocker) {
+        item.blocked_by = null;
+        for (const wait of tx.doc.waits) {
+          if (wait.work_item_id === item.id && (wait.status === 'active' || wait.status === 'triggered')) {
+            wait.status = 'cancelled';
+            wait.updated_at = tx.now.toISOString();
+            tx.emit('wait_cancelled', { wait_id: wait.id, reason: 'pick_work_item_clear_blocker' });
+          }
+        }
+      }
+      tx.doc.state.current_work_item_id = item.id;
+      item.updated_at = tx.now.toISOString();
+      tx.emit('work_item_updated', { work_item_id: item.id, picked: true, reason: req.reason ?? null });
+      return workItemView(tx.doc, item);
+    });
+  }
+
+  async completeWorkItem(agentId: string, workItemId: string, request: CompleteWorkItemRequest): Promise<WorkItemView> {
+    const req = CompleteWorkItemRequest.parse(request);
+    return this.mutate(agentId, async (tx) => {
+      const item = this.findWorkItem(tx.doc, workItemId);
+      if (item.state === 'completed') return workItemView(tx.doc, item);
+      this.completeWorkItemRecord(tx, item, req.report_text);
+      return workItemView(tx.doc, item);
+    });
+  }
+
+  async listWorkItems(agentId: string): Promise<WorkItemView[]> {
+    const doc = (await this.cell(agentId)).doc;
+    return doc.work_items.map((w) => workItemView(doc, w));
+  }
+
+  async getWorkItem(agentId: string, workItemId: string): Promise<WorkItemView> {
+    const doc = (await this.cell(agentId)).doc;
+    return workItemView(doc, this.findWorkItem(doc, workItemId));
+  }
+
+  // ---------------------------------------------------------------- waits and timers
+
+  async createWait(agentId: string, request: CreateWaitRequest): Promise<WaitConditionRecord> {
+    const req = CreateWaitRequest.parse(request);
+    return this.mutate(agentId, async (tx) => {
+      if (req.work_item_id) this.findWorkItem(tx.doc, req.work_item_id);
+      if (req.wake === 'task_result' && !tx.doc.tasks.some((t) => t.id === req.resource)) throw new DomainError('task_not_found', `task ${req.resource} not found`);
+      if (req.wake === 'timer' && !tx.doc.timers.some((t) => t.id === req.resource && t.status === 'active')) throw new DomainError('timer_not_found', `active timer ${req.resource} not found`);
+      return this.createWaitRecord(tx, { wake: req.wake, reason: req.reason, ...(req.resource ? { resource: req.resource } : {}), ...(req.work_item_id ? { work_item_id: req.work_item_id } : {}), ...(req.wake_at ? { wake_at: req.wake_at } : {}) });
+    });
+  }
+
+  async cancelWait(agentId: string, waitId: string): Promise<WaitConditionRecord> {
+    return this.mutate(agentId, async (tx) => {
+      const wait = tx.doc.waits.find((w) => w.id === waitId);
+      if (!wait) throw new DomainError('wait_not_found', `wait ${waitId} not found`);
+      if (wait.status === 'active' || wait.status === 'triggered') {
+        wait.status = 'cancelled';
+        wait.updated_at = tx.now.toISOString();
+        if (wait.work_item_id) {
+          const item = tx.doc.work_items.find((w) => w.id === wait.work_item_id);
+          if (item) item.blocked_by = null;
+        }
+        tx.emit('wait_cancelled', { wait_id: wait.id, reason: 'cancelled_by_operator' });
+        this.continuationEvent(tx, { type: 'WAIT.CANCEL' } );
+      }
+      return wait;
+    });
+  }
+
+  async createTimer(agentId: string, request: CreateTimerRequest): Promise<TimerRecord> {
+    const req = CreateTimerRequest.parse(request);
+    return this.mutate(agentId, async (tx) => this.createTimerRecord(tx, { duration_ms: req.duration_ms, ...(req.interval_ms ? { interval_ms: req.interval_ms } : {}), ...(req.summary ? { summary: req.summary } : {}) }));
+  }
+
+  async cancelTimer(agentId: string, timerId: string): Promise<TimerRecord> {
+    return this.mutate(agentId, async (tx) => {
+      const timer = tx.doc.timers.find((t) => t.id === timerId);
+      if (!timer) throw new DomainError('timer_not_found', `timer ${timerId} not found`);
+      if (timer.status === 'completed') throw new DomainError('timer_completed', `timer ${timerId} already completed`);
+      if (timer.status === 'active') this.cancelTimerRecord(tx, timer);
+      return timer;
+    });
+  }
+
+  async listTimers(agentId: string): Promise<TimerRecord[]> {
+    return (await this.cell(agentId)).doc.timers;
+  }
+
+  async getTimer(agentId: string, timerId: string): Promise<TimerRecord> {
+    const timer = (await this.cell(agentId)).doc.timers.find((t) => t.id === timerId);
+    if (!timer) throw new DomainError('timer_not_found', `timer ${timerId} not found`);
+    return timer;
+  }
+
+  /** Fires a durable timer once per due time: the commit advances `next_fire_at`, so a replay is a no-op. */
+  private async fireTimer(agentId: string, timerId: string, dueAt: string): Promise<void> {
+    if (this.leaseLost || this.closing) return;
+    let next: string | null = null;
+    await this.mutate(agentId, async (tx) => {
+      const timer = tx.doc.timers.find((t) => t.id === timerId);
+      if (!timer || timer.status !== 'active' || timer.next_fire_at !== dueAt) return;
+      const now = tx.now;
+      timer.fire_count += 1;
+      timer.last_fired_at = now.toISOString();
+      if (timer.interval_ms) {
+        timer.next_fire_at = new Date(Math.max(Date.parse(dueAt), now.getTime() - timer.interval_ms) + timer.interval_ms).toISOString();
+        next = timer.next_fire_at;
+      } else {
+        timer.status = 'completed';
+        timer.next_fire_at = null;
+      }
+      tx.emit('timer_fired', { timer_id: timerId, due_at: dueAt, fire_count: timer.fire_count });
+      if (tx.doc.state.status === 'stopped') return;
+      const wait = tx.doc.waits.find((w) => w.kind === 'timer' && w.subject_ref === timerId && w.status === 'active');
+      if (wait) wait.status = 'triggered';
+      admitMessage(tx.doc, { kind: 'timer_tick', origin: { kind: 'timer', timer_id: timerId }, authority_class: 'runtime_instruction', priority: 'next', body: { type: 'text', text: timer.summary ?? `timer ${timerId} fired` }, work_item_id: wait?.work_item_id ?? null, idempotency_key: `timer:${timerId}:${dueAt}` }, now);
+      tx.emit('message_queued', { kind: 'timer_tick', timer_id: timerId });
+    }, { allowTerminated: false });
+    if (next) this.alarms.arm(agentId, timerId, next);
+  }
+
+  // ---------------------------------------------------------------- tasks API
+
+  private findTask(doc: AgentDoc, taskId: string): TaskRecord {
+    const task = doc.tasks.find((t) => t.id === taskId);
+    if (!task) throw new DomainError('task_not_found', `task ${taskId} not found`, { task_id: taskId });
+    return task;
+  }
+
+  private async ensureAwake(agentId: string): Promise<void> {
+    const cell = await this.cell(agentId);
+    if (cell.doc.state.phase !== 'sleeping') return;
+    await cell.run(async (tx) => {
+      if (tx.doc.state.phase !== 'sleeping') return;
+      tx.send({ type: 'WAKE', reason: 'task requested' }, { reason: 'task requested while asleep', trigger: 'user' });
+      await this.drainEffects(tx);
+    });
+  }
+
+  async execCommand(agentId: string, request: ExecCommandRequest): Promise<TaskRecord> {
+    const req = ExecCommandRequest.parse(request);
+    await this.ensureAwake(agentId);
+    const task = await this.mutate(agentId, async (tx) => {
+      this.refuseStopped(tx);
+      if (tx.doc.state.phase !== 'active') throw new DomainError('illegal_transition', `agent ${agentId} is ${tx.doc.state.phase}: tasks start only while active`);
+      if (req.work_item_id) this.findWorkItem(tx.doc, req.work_item_id);
+      const task = this.createTaskRecord(tx, { summary: req.summary, cmd: req.cmd, accepts_input: req.accepts_input, ...(req.workdir ? { workdir: req.workdir } : {}), ...(req.timeout_ms ? { timeout_ms: req.timeout_ms } : {}), ...(req.work_item_id ? { work_item_id: req.work_item_id } : {}) }, null);
+      if (req.env) this.taskEnv.set(task.id, req.env);
+      return task;
+    });
+    this.launchAfterCommit(agentId, task.id);
+    return task;
+  }
+
+  async invokeAgent(agentId: string, request: InvokeAgentRequest): Promise<TaskRecord> {
+    const req = InvokeAgentRequest.parse(request);
+    void req;
+    throw new DomainError('illegal_transition', `invoke is not available yet for ${agentId}`);
+  }
+
+  async listTasks(agentId: string): Promise<TaskRecord[]> {
+    return (await this.cell(agentId)).doc.tasks.filter((t) => !TERMINAL.has(t.status)).slice(0, 100);
+  }
+
+  async getTask(agentId: string, taskId: string): Promise<TaskRecord> {
+    return this.findTask((await this.cell(agentId)).doc, taskId);
+  }
+
+  async taskOutput(agentId: string, taskId: string, query: TaskOutputQuery): Promise<TaskOutputResult> {
+    const q = TaskOutputQuery.parse(query);
+    const cell = await this.cell(agentId);
+    this.findTask(cell.doc, taskId);
+    const live = this.live.get(taskId);
+    let retrieval: TaskOutputResult['retrieval_status'] = 'success';
+    if (live) {
+      if (q.block) {
+        const outcome = await waitForOutput(live.handle, { sinceBytes: live.handle.outputBytes, timeoutMs: q.timeout_ms });
+        if (outcome === 'timeout') retrieval = 'timeout';
+      } else retrieval = 'not_ready';
+    }
+    const task = this.findTask(cell.doc, taskId);
+    const path = this.artifactPath(agentId, taskId);
+    const bytes = await stat(path).then((s) => s.size).catch(() => 0);
+    const stillLive = this.live.get(taskId);
+    const preview = stillLive ? stillLive.handle.preview(q.max_bytes) : await readTail(path, q.max_bytes);
+    if (!stillLive && TERMINAL.has(task.status)) retrieval = 'success';
+    return {
+      task_id: taskId,
+      status: task.status,
+      retrieval_status: retrieval,
+      output_preview: preview,
+      output_bytes: stillLive ? stillLive.handle.outputBytes : bytes,
+      truncated: (stillLive ? stillLive.handle.outputBytes : bytes) > Buffer.byteLength(preview),
+      exit_code: task.exit_code,
+      artifact: { path: `artifacts/${agentId}/${taskId}.log`, bytes },
+    };
+  }
+
+  async taskArtifact(agentId: string, taskId: string): Promise<Readable> {
+    const cell = await this.cell(agentId);
+    this.findTask(cell.doc, taskId);
+    const path = this.artifactPath(agentId, taskId);
+    await stat(path).catch(() => {
+      throw new DomainError('task_not_found', `task ${taskId} has no output artifact yet`);
+    });
+    return createReadStream(path);
+  }
+
+  async taskInput(agentId: string, taskId: string, request: TaskInputRequest): Promise<TaskInputResult> {
+    const req = TaskInputRequest.parse(request);
+    return this.mutate(agentId, async (tx) => {
+      const task = this.findTask(tx.doc, taskId);
+      const live = this.live.get(taskId);
+      if (!task.accepts_input || task.status !== 'running' || !live) {
+        throw new DomainError('task_not_accepting_input', `task ${taskId} does not accept input (accepts_input=${task.accepts_input}, status=${task.status})`);
+      }
+      const bytes = await live.handle.write(req.text);
+      this.taskEvent(tx, taskId, { type: 'INPUT' });
+      tx.emit('task_input', { task_id: taskId, bytes });
+      return { task, accepted_input: true, bytes_written: bytes };
+    });
+  }
+
+  async stopTask(agentId: string, taskId: string): Promise<TaskStopResult> {
+    let force = false;
+    const task = await this.mutate(agentId, async (tx) => {
+      const task = this.findTask(tx.doc, taskId);
+      if (TERMINAL.has(task.status)) return task;
+      const live = this.live.get(taskId);
+      if (task.status === 'cancelling') force = true;
+      if (!live) {
+        this.taskEvent(tx, taskId, { type: 'STOP' });
+        this.finishTaskRecord(tx, task, { status: 'cancelled', exit_code: null, reason: 'stopped' });
+        return task;
+      }
+      task.status = 'cancelling';
+      task.updated_at = tx.now.toISOString();
+      this.taskEvent(tx, taskId, { type: 'STOP' });
+      tx.emit('task_status_changed', { task_id: taskId, status: 'cancelling', force });
+      void live.handle.stop();
+      return task;
+    }, { allowTerminated: true });
+    return { task, stop_requested: true, force_stop_requested: force };
+  }
+
+  // ---------------------------------------------------------------- triggers
+
+  async createTrigger(agentId: string, request: CreateTriggerRequest): Promise<TriggerCapability> {
+    const req = CreateTriggerRequest.parse(request);
+    return this.mutate(agentId, async (tx) => {
+      this.refuseStopped(tx);
+      const capability = this.provisionTrigger(tx, req.delivery_mode, false);
+      this.mintedTokens.delete(agentId);
+      return capability;
+    });
+  }
+
+  async revokeTrigger(agentId: string, triggerId: string): Promise<ExternalTriggerSummary> {
+    return this.mutate(agentId, async (tx) => {
+      const trigger = tx.doc.triggers.find((t) => t.id === triggerId);
+      if (!trigger) throw new DomainError('trigger_not_found', `trigger ${triggerId} not found`);
+      if (trigger.status === 'active') this.revokeTriggerRecord(tx, trigger);
+      return triggerSummary(trigger);
+    });
+  }
+
+  async resetCallback(agentId: string): Promise<TriggerCapability> {
+    return this.mutate(agentId, async (tx) => {
+      this.refuseStopped(tx);
+      for (const trigger of tx.doc.triggers) if (trigger.is_default && trigger.status === 'active') this.revokeTriggerRecord(tx, trigger);
+      const capability = this.provisionTrigger(tx, 'wake_hint', true);
+      this.mintedTokens.delete(agentId);
+      return capability;
+    });
+  }
+
+  async deliverCallback(mode: 'wake_hint' | 'enqueue_message', token: string, body: CallbackBody): Promise<CallbackResult> {
+    const found = await this.findTrigger(token);
+    if (!found || found.trigger.status !== 'active' || found.trigger.delivery_mode !== mode) {
+      throw new DomainError('forbidden', 'invalid callback capability');
+    }
+    const { agentId, trigger } = found;
+    const deliveryId = newId('dlv');
+    const text = callbackText(body);
+    if (mode === 'wake_hint') {
+      const result = await this.submitWakeHint(agentId, text.slice(0, 160) || 'external trigger fired', 'callback', trigger.id);
+      await this.recordDelivery(agentId, trigger.id, deliveryId, result.disposition);
+      return { agent_id: agentId, delivery_id: deliveryId, external_trigger_id: trigger.id, delivery_mode: mode, disposition: result.disposition };
+    }
+    const accepted = await this.queueMessage(agentId, {
+      kind: 'callback_event',
+      origin: { kind: 'callback', descriptor_id: trigger.id, source: 'capability_url' },
+      authority_class: 'integration_signal',
+      priority: 'normal',
+      body: text ? { type: 'text', text } : null,
+      metadata: { delivery_id: deliveryId, content_type: body.content_type },
+    });
+    await this.recordDelivery(agentId, trigger.id, deliveryId, 'enqueued');
+    return { agent_id: agentId, delivery_id: deliveryId, external_trigger_id: trigger.id, delivery_mode: mode, disposition: 'enqueued', message_id: accepted.message_id };
+  }
+
+  private async recordDelivery(agentId: string, triggerId: string, deliveryId: string, disposition: string): Promise<void> {
+    await this.mutate(agentId, async (tx) => {
+      const trigger = tx.doc.triggers.find((t) => t.id === triggerId);
+      if (!trigger) return;
+      trigger.delivery_count += 1;
+      trigger.last_delivered_at = tx.now.toISOString();
+      tx.emit('callback_delivered', { delivery_id: deliveryId, external_trigger_id: triggerId, disposition });
+    });
+  }
+
+  private async findTrigger(token: string): Promise<{ agentId: string; trigger: ExternalTriggerRecord } | null> {
+    const index = (await this.store.getGlobal(`trigger:${hashToken(token)}`)) as { agent_id: string } | undefined;
+    const candidates = index ? [index.agent_id] : [...this.cells.keys()];
+    for (const agentId of candidates) {
+      const cell = await this.loadCell(agentId);
+      const trigger = cell?.doc.triggers.find((t) => tokenMatches(token, t.token_hash));
+      if (cell && trigger) return { agentId, trigger };
+    }
+    return null;
+  }
+
+  // ---------------------------------------------------------------- events
+
+  async eventsPage(agentId: string, query: EventsQuery): Promise<EventsPage> {
+    const q = EventsQuery.parse(query);
+    await this.cell(agentId);
+    const page = await this.store.readEvents(agentId, { ...(q.after_seq !== undefined ? { after_seq: q.after_seq } : {}), ...(q.before_seq !== undefined ? { before_seq: q.before_seq } : {}), limit: q.limit, order: q.order });
+    const seqs = page.events.map((e) => e.event_seq);
+    const min = seqs.length ? Math.min(...seqs) : 0;
+    const max = seqs.length ? Math.max(...seqs) : 0;
+    return {
+      events: page.events,
+      oldest_seq: page.oldest_seq,
+      newest_seq: page.newest_seq,
+      cursor_seq: q.order === 'asc' ? max || (q.after_seq ?? 0) : min || (q.before_seq ?? 0),
+      has_older: seqs.length > 0 ? min > page.oldest_seq : false,
+      has_newer: seqs.length > 0 ? max < page.newest_seq : false,
+    };
+  }
+
+  subscribe(agentId: string | null, listener: (event: AgentEvent) => void): () => void {
+    return this.bus.subscribe(agentId, listener);
+  }
+
+  // ---------------------------------------------------------------- turn workers
+
+  async claimTurn(request: ClaimTurnRequest, signal?: AbortSignal): Promise<TurnOffer | null> {
+    const req = ClaimTurnRequest.parse(request);
+    return this.offers.claim(req.agent_ids ?? null, req.wait_ms, signal);
+  }
+
+  async heartbeatTurn(runId: string): Promise<{ run_id: string; lease_expires_at: string }> {
+    return { run_id: runId, lease_expires_at: this.offers.heartbeat(runId) };
+  }
+
+  async completeTurn(runId: string, request: CompleteTurnRequest): Promise<{ run_id: string; applied: boolean }> {
+    const req = CompleteTurnRequest.parse(request);
+    const claim = this.offers.complete(runId);
+    await this.mutate(claim.agent_id, async (tx) => {
+      if (tx.doc.state.current_run_id !== runId) throw new DomainError('stale_run_id', `run ${runId} is no longer current`);
+      this.finishTurn(tx, runId, req);
+    });
+    return { run_id: runId, applied: true };
+  }
+
+  // ---------------------------------------------------------------- introspection
+
+  async actorTree(agentId: string): Promise<ActorNodeShape> {
+    const cell = await this.cell(agentId);
+    const chart = statechartOf(cell);
+    return {
+      id: `agent:${agentId}`,
+      machine: 'agent',
+      state: chart['agent'] ?? null,
+      children: Object.entries(chart)
+        .filter(([id]) => id !== 'agent')
+        .map(([id, state]) => ({ id, machine: id === 'continuation' ? 'continuation' : 'task', state, children: [] })),
+    };
+  }
+
+  async readiness(): Promise<Readiness> {
+    let storeOk = true;
+    let lease: Lease | null = null;
+    try {
+      lease = await this.store.readLease();
+    } catch {
+      storeOk = false;
+    }
+    const held = !this.leaseLost && lease !== null && lease.holder === this.nodeId && Date.parse(lease.expires_at) > this.clock.now().getTime();
+    const stalled = [...this.cells.values()].filter((c) => c.doc.state.current_run_id && Date.parse(c.doc.last_commit_at) < this.clock.now().getTime() - 5 * 60_000).map((c) => c.id);
+    return {
+      ok: storeOk && held,
+      process: { pid: process.pid, uptime_s: Math.round(process.uptime()) },
+      lease: { held, holder: lease?.holder ?? null, expires_at: lease?.expires_at ?? null, fencing_token: lease?.fencing_token ?? 0 },
+      dependencies: { store: { ok: storeOk, kind: this.store.kind } },
+      progress: { last_commit_at: this.lastCommitAt, stalled_agents: stalled },
+    };
+  }
+
+  async idempotent<T>(key: string, fingerprint: string, operation: () => Promise<T>): Promise<{ value: T; replayed: boolean }> {
+    const storeKey = `idem:${key}`;
+    const inflight = this.idempotencyInFlight.get(storeKey);
+    if (inflight) {
+      await inflight.catch(() => undefined);
+    }
+    const prior = (await this.store.getGlobal(storeKey)) as { fingerprint: string; value: T } | undefined;
+    if (prior) {
+      if (prior.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict', 'this Idempotency-Key was used with another request');
+      return { value: prior.value, replayed: true };
+    }
+    const run = (async () => {
+      const value = await operation();
+      await this.store.putGlobal(storeKey, { fingerprint, value }, this.fencingToken());
+      return value;
+    })();
+    this.idempotencyInFlight.set(storeKey, run);
+    try {
+      return { value: await run, replayed: false };
+    } finally {
+      this.idempotencyInFlight.delete(storeKey);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.alarms.disarmAll();
+    this.offers.close();
+    for (const controller of this.runs.values()) controller.abort();
+    // Settle every lane, then stop processes: their tasks become interrupted on the next start.
+    await Promise.all([...this.cells.values()].map((cell) => cell.run(async () => undefined).catch(() => undefined)));
+    await Promise.all([...this.live.values()].map((task) => task.handle.stop().catch(() => undefined)));
+    this.live.clear();
+    for (const cell of this.cells.values()) cell.passivate();
+    for (const shard of this.shards) shard.stop();
+    if (this.lease && !this.leaseLost) await this.store.releaseLease(this.lease).catch(() => undefined);
+    await this.store.close();
+  }
+}
+
+function callbackText(body: CallbackBody): string {
+  if (body.body.length === 0) return '';
+  const type = (body.content_type ?? '').toLowerCase();
+  if (type.includes('json') || type.startsWith('text/') || type === '') return body.body.toString('utf8').trim();
+  return JSON.stringify({ content_type: body.content_type, body_base64: body.body.toString('base64') });
+}
+
+async function readTail(path: string, maxBytes: number): Promise<string> {
+  const { open } = await import('node:fs/promises');
+  const handle = await open(path, 'r').catch(() => null);
+  if (!handle) return '';
+  try {
+    const size = (await handle.stat()).size;
+    const length = Math.min(size, maxBytes);
+    const buffer = Buffer.alloc(length);
+    await handle.read(buffer, 0, length, size - length);
+    return buffer.toString('utf8').replace(/^[\u0080-\u00bf]+/, '');
+  } finally {
+    await handle.close();
+  }
+}
+
+export { isTerminalTask, textOf };

@@ -1,0 +1,100 @@
+import { TurnResult, type MessageEnvelope, type TurnAction } from '../domain/index.js';
+import { textOf } from './messages.js';
+import type { TurnRunner } from './turn-runner.js';
+
+/**
+ * A deterministic runner for tests and demos: messages carry directives instead of prose.
+ *
+ * - A JSON body (or text that parses as JSON) of the shape `{ "actions": [...], "text"?: "..." }`
+ *   is taken as the turn result itself (see `TurnAction` for the actions).
+ * - Otherwise each line starting with `/` is one directive:
+ *   `/exec <cmd>` runs a command task, `/exec-wait <cmd>` also waits for its result,
+ *   `/enqueue <text>` queues a follow-up to the agent itself, `/work <objective>` creates a work
+ *   item, `/complete <work_item_id>` completes one, `/timer <ms>` sets a timer and waits for it,
+ *   `/wait <operator_input|external|system> [resource]` waits, `/sleep` ends the turn,
+ *   `/fail <reason>` fails the turn. Other lines are echoed back as the turn's text.
+ * Runtime-generated messages (task results, ticks, timer fires) carry no directives.
+ */
+export class ScriptedRunner implements TurnRunner {
+  async run(offer: { messages: MessageEnvelope[] }): Promise<TurnResult> {
+    const actions: TurnAction[] = [];
+    const echoes: string[] = [];
+    for (const message of offer.messages) {
+      if (!carriesDirectives(message)) {
+        echoes.push(`${message.kind}: ${textOf(message.body).slice(0, 200)}`);
+        continue;
+      }
+      const parsed = parseScript(message);
+      actions.push(...parsed.actions);
+      if (parsed.text) echoes.push(parsed.text);
+    }
+    return { actions, text: echoes.join('\n') };
+  }
+}
+
+function carriesDirectives(message: MessageEnvelope): boolean {
+  return ['operator_prompt', 'internal_followup', 'webhook_event', 'channel_event'].includes(message.kind);
+}
+
+export function parseScript(message: MessageEnvelope): TurnResult {
+  const body = message.body;
+  if (!body) return { actions: [] };
+  const json = body.type === 'json' ? body.value : tryJson(body.text);
+  if (json !== undefined) {
+    const result = TurnResult.safeParse(json);
+    return result.success ? result.data : { actions: [], text: 'unrecognised JSON script' };
+  }
+  const actions: TurnAction[] = [];
+  const text: string[] = [];
+  for (const raw of textOf(body).split('\n')) {
+    const line = raw.trim();
+    const directive = line.startsWith('/') ? parseDirective(line) : null;
+    if (directive) actions.push(directive);
+    else if (line) text.push(line);
+  }
+  return { actions, text: text.join('\n') };
+}
+
+function tryJson(text: string): unknown {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('{')) return undefined;
+  try {
+    return JSON.parse(trimmed) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function parseDirective(line: string): TurnAction | null {
+  const space = line.indexOf(' ');
+  const name = space < 0 ? line.slice(1) : line.slice(1, space);
+  const arg = space < 0 ? '' : line.slice(space + 1).trim();
+  switch (name) {
+    case 'exec':
+      return arg ? { type: 'exec_command', cmd: arg } : null;
+    case 'exec-wait':
+      return arg ? { type: 'exec_command', cmd: arg, wait: true } : null;
+    case 'enqueue':
+      return arg ? { type: 'enqueue', text: arg } : null;
+    case 'work':
+      return arg ? { type: 'create_work_item', objective: arg } : null;
+    case 'complete':
+      return arg ? { type: 'complete_work_item', work_item_id: arg } : null;
+    case 'timer': {
+      const ms = Number(arg);
+      return Number.isInteger(ms) && ms >= 0 ? { type: 'set_timer', duration_ms: ms, wait: true } : null;
+    }
+    case 'wait': {
+      const [wake, resource] = arg.split(/\s+/);
+      if (wake !== 'operator_input' && wake !== 'external' && wake !== 'system') return null;
+      return resource ? { type: 'wait_for', wake, resource } : { type: 'wait_for', wake };
+    }
+    case 'sleep':
+      return { type: 'sleep' };
+    case 'fail':
+      return { type: 'fail', reason: arg || 'scripted failure' };
+    default:
+      return null;
+  }
+}
+

@@ -1,0 +1,115 @@
+import { createHash } from 'node:crypto';
+import { SNAPSHOT_SCHEMA_VERSION, Snapshot, type SnapshotBody, type SnapshotKind } from '../domain/index.js';
+import type { AgentDoc } from './agent-doc.js';
+import { newId } from './clock.js';
+
+/** Canonical JSON (sorted keys) so the checksum does not depend on key order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+function checksumOf(snapshot: Omit<Snapshot, 'recovery'> & { recovery: Omit<Snapshot['recovery'], 'checksum'> }): string {
+  return createHash('sha256').update(canonical(snapshot)).digest('hex');
+}
+
+export interface SnapshotContext {
+  fencingToken: number;
+  holder: string | null;
+  now: Date;
+}
+
+/** The seed-002 tree of an agent as it stands in `doc`. */
+export function buildSnapshot(doc: AgentDoc, kind: SnapshotKind, ctx: SnapshotContext): Snapshot {
+  const body: SnapshotBody = {
+    identity: {
+      id: doc.identity.agent_id,
+      version: doc.identity.identity_version,
+      owner: doc.identity.owner,
+      mission: doc.identity.mission,
+    },
+    lifecycle: {
+      state: doc.state.phase,
+      state_version: doc.state.state_version,
+      lease: { holder: ctx.holder, fencing_token: ctx.fencingToken },
+      machine: doc.machine,
+    },
+    goals: {
+      active: doc.work_items.filter((w) => w.state === 'open' && w.id === doc.state.current_work_item_id).map((w) => w.id),
+      queued: doc.work_items.filter((w) => w.state === 'open' && w.id !== doc.state.current_work_item_id && !w.blocked_by).map((w) => w.id),
+      suspended: doc.work_items.filter((w) => w.state === 'open' && w.blocked_by !== null).map((w) => w.id),
+    },
+    tasks: {
+      cursors: Object.fromEntries(doc.tasks.map((t) => [t.id, t.output_bytes])),
+      pending_effects: doc.effects.filter((e) => e.status === 'started').map((e) => e.idempotency_key),
+      dedup_keys: doc.recent_keys.slice(-64),
+    },
+    memory: { indexes: [], working_set: doc.queue.filter((m) => m.status === 'queued').map((m) => m.id), retention: 'last_64_messages' },
+    world: { entities: [], relations: [], observation_watermark: doc.next_message_seq - 1 },
+    capabilities: {
+      versions: { runtime: 'holon-xstate/1', runner: doc.config.turn_runner },
+      permissions: doc.triggers.filter((t) => t.status === 'active').map((t) => `trigger:${t.id}:${t.delivery_mode}`),
+      performance_evidence: [],
+    },
+    relationships: { peers: [], roles: [], trust: {}, active_protocols: [] },
+  };
+  const unsigned = {
+    ...body,
+    snapshot_id: newId('snap'),
+    agent_id: doc.identity.agent_id,
+    kind,
+    recovery: {
+      checkpoint: `transition:${doc.transition_count}`,
+      schema_version: SNAPSHOT_SCHEMA_VERSION,
+      created_at: ctx.now.toISOString(),
+    },
+  };
+  return { ...unsigned, recovery: { ...unsigned.recovery, checksum: checksumOf(unsigned) } };
+}
+
+export type SnapshotVerdict =
+  | { ok: true; snapshot: Snapshot }
+  | { ok: false; kind: 'incompatible'; reason: string; hint: string }
+  | { ok: false; kind: 'corrupted'; reason: string };
+
+/** Seed 002 wake checks: shape, checksum, schema version, identity. */
+export function verifySnapshot(raw: unknown, agentId: string, identityVersion: number): SnapshotVerdict {
+  const parsed = Snapshot.safeParse(raw);
+  if (!parsed.success) return { ok: false, kind: 'corrupted', reason: 'snapshot does not parse as the seed-002 tree' };
+  const snapshot = parsed.data;
+  const { checksum, ...recovery } = snapshot.recovery;
+  if (checksumOf({ ...snapshot, recovery }) !== checksum) {
+    return { ok: false, kind: 'corrupted', reason: `snapshot ${snapshot.snapshot_id} fails its SHA-256 checksum` };
+  }
+  if (snapshot.recovery.schema_version !== SNAPSHOT_SCHEMA_VERSION) {
+    return {
+      ok: false,
+      kind: 'incompatible',
+      reason: `snapshot schema_version ${snapshot.recovery.schema_version} is not the runtime's ${SNAPSHOT_SCHEMA_VERSION}`,
+      hint:
+        snapshot.recovery.schema_version < SNAPSHOT_SCHEMA_VERSION
+          ? `run \`holon-xstate migrate --data-dir <dir> --agent ${agentId}\` to migrate it, then wake the agent again`
+          : `roll back to a runtime that writes schema_version ${snapshot.recovery.schema_version}, or run \`holon-xstate migrate --data-dir <dir> --agent ${agentId}\` to rewrite it`,
+    };
+  }
+  if (snapshot.agent_id !== agentId || snapshot.identity.id !== agentId) {
+    return { ok: false, kind: 'corrupted', reason: `snapshot belongs to ${snapshot.identity.id}, not ${agentId}` };
+  }
+  if (snapshot.identity.version > identityVersion) {
+    return { ok: false, kind: 'corrupted', reason: 'snapshot identity version is newer than the agent record' };
+  }
+  return { ok: true, snapshot };
+}
+
+/** Rewrites a snapshot at the current schema version with a fresh checksum (`holon-xstate migrate`). */
+export function migrateSnapshot(snapshot: Snapshot): Snapshot {
+  const { checksum: _old, ...recovery } = snapshot.recovery;
+  const unsigned = { ...snapshot, recovery: { ...recovery, schema_version: SNAPSHOT_SCHEMA_VERSION } };
+  return { ...unsigned, recovery: { ...unsigned.recovery, checksum: checksumOf(unsigned) } };
+}
