@@ -316,6 +316,7 @@ export class Runtime implements RuntimeApi {
         const stored = await this.store.loadAgent(agentId);
         if (!stored) return null;
         const cell = new AgentCell(agentId, parseDoc(stored.doc), stored.version, this.env);
+        this.indexTriggers(cell.doc);
         this.cells.set(agentId, cell);
         return cell;
       })().finally(() => this.loading.delete(agentId));
@@ -921,6 +922,7 @@ export class Runtime implements RuntimeApi {
       delivery_count: 0,
     };
     tx.doc.triggers.push(trigger);
+    this.triggerIndex.set(trigger.token_hash, tx.cell.id);
     tx.emit('trigger_created', { trigger_id: trigger.id, delivery_mode: mode, is_default: isDefault });
     this.mintedTokens.set(tx.cell.id, { trigger: triggerSummary(trigger), token, delivery_mode: mode });
     return { trigger: triggerSummary(trigger), token, delivery_mode: mode };
@@ -1425,7 +1427,9 @@ export class Runtime implements RuntimeApi {
       const hint = { reason, source };
       this.continuationEvent(tx, { type: 'WAKE_HINT', hint, status: doc.state.status, queueDepth } );
       tx.emit('wake_hint', { disposition, reason, source, external_trigger_id: triggerId });
-      if (disposition === 'coalesced') {
+      const tickQueued = doc.queue.some((m) => m.status === 'queued' && m.origin.kind === 'system' && m.origin.subsystem === 'wake_hint');
+      if (disposition === 'coalesced' && !tickQueued) {
+        // Level-triggered: the latest hint is kept and replayed once the agent is idle again.
         doc.pending_wake_hint = { reason, source, external_trigger_id: triggerId, created_at: tx.now.toISOString() };
       } else if (disposition === 'triggered') {
         doc.pending_wake_hint = null;
@@ -1785,15 +1789,19 @@ export class Runtime implements RuntimeApi {
     });
   }
 
+  /** token hash → agent, for every trigger of every loaded agent (all agents are loaded at boot). */
+  private readonly triggerIndex = new Map<string, string>();
+
+  private indexTriggers(doc: AgentDoc): void {
+    for (const trigger of doc.triggers) this.triggerIndex.set(trigger.token_hash, doc.identity.agent_id);
+  }
+
   private async findTrigger(token: string): Promise<{ agentId: string; trigger: ExternalTriggerRecord } | null> {
-    const index = (await this.store.getGlobal(`trigger:${hashToken(token)}`)) as { agent_id: string } | undefined;
-    const candidates = index ? [index.agent_id] : [...this.cells.keys()];
-    for (const agentId of candidates) {
-      const cell = await this.loadCell(agentId);
-      const trigger = cell?.doc.triggers.find((t) => tokenMatches(token, t.token_hash));
-      if (cell && trigger) return { agentId, trigger };
-    }
-    return null;
+    const agentId = this.triggerIndex.get(hashToken(token));
+    const cell = agentId ? await this.loadCell(agentId) : null;
+    // The map lookup narrows; the stored hash is still compared in constant time.
+    const trigger = cell?.doc.triggers.find((t) => tokenMatches(token, t.token_hash));
+    return cell && trigger ? { agentId: cell.id, trigger } : null;
   }
 
   // ---------------------------------------------------------------- events

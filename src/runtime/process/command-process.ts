@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, openSync, type WriteStream } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import { DomainError, type TaskStatus } from '../../domain/index.js';
+import { FileFollower } from './file-follower.js';
+import { startOutputCopier, type OutputCopier } from './output-copier.js';
 import { processGroupAlive, signalGroup } from './process-group.js';
 import { ByteRing } from './ring-buffer.js';
 
@@ -16,7 +18,7 @@ export interface CommandOptions {
   cmd: string;
 
   /**
-   * Working directory. A directory that does not exist makes the task fail with reason
+   * Working directory. A directory that does not exist makes the command fail with reason
    * `spawn_failed`.
    *
    * @default process.cwd()
@@ -44,7 +46,7 @@ export interface CommandOptions {
 
   /**
    * Milliseconds after which the process group is terminated (SIGTERM, `killGraceMs`, SIGKILL)
-   * and the task fails with reason `timeout`. `null` means no limit.
+   * and the command fails with reason `timeout`. `null` means no limit.
    *
    * @default null
    * @example 600_000
@@ -52,8 +54,8 @@ export interface CommandOptions {
   timeoutMs?: number | null;
 
   /**
-   * File receiving the full combined stdout and stderr, in arrival order. It is created (or
-   * truncated) together with its directory before the command starts.
+   * File receiving the full combined stdout and stderr, in the order they were written. It is
+   * created (or truncated) together with its directory before the command starts.
    *
    * @example '/var/lib/holon/agents/a1/tasks/t1/output.log'
    */
@@ -87,23 +89,18 @@ export interface CommandResult {
   signal: string | null;
   reason: CommandEndReason | null;
   output_bytes: number;
-  /** Message of a start failure (`spawn_failed`) or of a failure writing the artifact. */
+  /** Message of a start failure (`spawn_failed`) or of a failure reading the output back. */
   error: string | null;
 }
 
-export interface OutputEvent {
-  chunk: Buffer;
-  /** Total output bytes so far, this chunk included. */
-  outputBytes: number;
-}
-
-export type OutputListener = (event: OutputEvent) => void;
+/** Called with the total output bytes whenever new output has been read. */
+export type OutputListener = (outputBytes: number) => void;
 
 export interface CommandHandle {
   /** The shell's pid, which is also its process group id; null if it never started. */
   readonly pid: number | null;
   readonly acceptsInput: boolean;
-  /** Combined stdout+stderr bytes received so far. */
+  /** Combined stdout+stderr bytes seen so far. */
   readonly outputBytes: number;
   /** True once the output exceeded the preview buffer (the artifact still has all of it). */
   readonly truncated: boolean;
@@ -127,8 +124,8 @@ export interface CommandHandle {
   /** Subscribes to new output; returns the unsubscribe function. */
   onOutput(listener: OutputListener): () => void;
   /**
-   * Settles once the shell has exited, nothing of its process group is left alive, and the
-   * artifact is flushed and closed. Never rejects.
+   * Settles once the shell has exited, nothing of its process group is left alive, and all of
+   * the output is in the artifact and has been counted. Never rejects.
    */
   readonly result: Promise<CommandResult>;
 }
@@ -138,19 +135,22 @@ const DEFAULT_KILL_GRACE_MS = 2000;
 const GROUP_POLL_MS = 25;
 /** How long to keep waiting for the group to vanish after SIGKILL (only uninterruptible sleepers survive it). */
 const AFTER_KILL_WAIT_MS = 2000;
-/**
- * How long stdout/stderr may stay open once the group is gone: only a process that escaped the
- * group (setsid) can still hold them, and it must not keep the task running forever.
- */
-const STDIO_DRAIN_MS = 2000;
+/** How long output may keep flowing once the group is gone (see #awaitCopier). */
+const COPIER_DRAIN_MS = 2000;
+/** Fallback for missed change notifications; also the worst-case latency of a preview. */
+const OUTPUT_POLL_MS = 100;
 
 /**
  * Starts `options.cmd` under supervision. Never throws for a command that cannot start: the
  * handle's result is then `failed` with reason `spawn_failed`. Throws a RangeError for invalid
  * numeric options.
  *
+ * Output reaches the artifact through a `cat` (see {@link startOutputCopier}) and is read back
+ * into the preview ring through one reused buffer, so memory stays flat however much a command
+ * prints.
+ *
  * A command lives as long as its process group: when the shell exits, whatever it left running
- * in its group is terminated too, so a finished task never leaks processes.
+ * in its group is terminated too, so a finished command never leaks processes.
  */
 export function startCommand(options: CommandOptions): CommandHandle {
   return new CommandProcess(options);
@@ -167,21 +167,18 @@ class CommandProcess implements CommandHandle {
   readonly #killGraceMs: number;
   readonly #listeners = new Set<OutputListener>();
   #resolve: (result: CommandResult) => void = () => {};
-  #child: ChildProcess | null = null;
+  #follower: FileFollower | null = null;
+  #copier: OutputCopier | null = null;
   #stdin: Writable | null = null;
-  #artifact: WriteStream | null = null;
   #error: string | null = null;
-  #outputBytes = 0;
   #ended = false;
   #inputClosed = false;
   #exited = false;
-  #stdioClosed = false;
-  #finalizing = false;
+  #finishing = false;
   #stopRequested = false;
   #timedOut = false;
   #termination: Termination = 'none';
   #killedAt = 0;
-  #waitingForDrain = false;
   #timeoutTimer: NodeJS.Timeout | null = null;
   #graceTimer: NodeJS.Timeout | null = null;
 
@@ -205,16 +202,34 @@ class CommandProcess implements CommandHandle {
       this.#resolve = resolve;
     });
 
+    let artifactFd: number;
     try {
       mkdirSync(dirname(options.artifactPath), { recursive: true });
-      // Opened synchronously so an unusable artifact path fails the start, not the run.
-      const fd = openSync(options.artifactPath, 'w');
-      this.#artifact = createWriteStream('', { fd });
+      // Synchronous, so an unusable artifact path fails the start rather than the run.
+      artifactFd = openSync(options.artifactPath, 'w');
     } catch (error) {
       this.#failToStart(`cannot create artifact ${options.artifactPath}: ${messageOf(error)}`);
       return;
     }
-    this.#artifact.on('error', (error) => this.#onArtifactError(error));
+    let copier: OutputCopier;
+    try {
+      this.#follower = new FileFollower({
+        path: options.artifactPath,
+        pollMs: OUTPUT_POLL_MS,
+        onData: (chunk) => this.#onOutput(chunk),
+        onError: (error) => {
+          this.#error ??= `reading the artifact back failed: ${error.message}`;
+        },
+      });
+      copier = startOutputCopier(artifactFd);
+    } catch (error) {
+      this.#failToStart(`cannot set up output capture: ${messageOf(error)}`);
+      return;
+    } finally {
+      // The copier holds its own descriptor; ours would only keep the file open.
+      closeSync(artifactFd);
+    }
+    this.#copier = copier;
 
     let child: ChildProcess;
     try {
@@ -222,13 +237,15 @@ class CommandProcess implements CommandHandle {
         cwd: options.cwd,
         env: options.env === undefined ? process.env : { ...process.env, ...options.env },
         detached: true,
-        stdio: [this.acceptsInput ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+        // One pipe for both streams keeps their interleaving in arrival order.
+        stdio: [this.acceptsInput ? 'pipe' : 'ignore', copier.input, copier.input],
       });
     } catch (error) {
       this.#failToStart(startFailure(options.cwd, error));
       return;
+    } finally {
+      copier.releaseInput();
     }
-    this.#child = child;
     this.pid = child.pid ?? null;
 
     child.once('error', (error) => {
@@ -242,11 +259,7 @@ class CommandProcess implements CommandHandle {
     child.stdin?.on('error', () => {
       this.#inputClosed = true;
     });
-    for (const stream of this.#outputs()) stream.on('data', (chunk: Buffer) => this.#onChunk(chunk));
     child.once('exit', (code, signal) => this.#onExit(code, signal));
-    child.once('close', () => {
-      this.#stdioClosed = true;
-    });
 
     if (timeoutMs !== null) {
       this.#timeoutTimer = setTimeout(() => {
@@ -258,7 +271,7 @@ class CommandProcess implements CommandHandle {
   }
 
   get outputBytes(): number {
-    return this.#outputBytes;
+    return this.#ring.totalBytes;
   }
 
   get truncated(): boolean {
@@ -277,10 +290,10 @@ class CommandProcess implements CommandHandle {
     if (!this.acceptsInput) {
       return Promise.reject(inputRejected('the command was not started with acceptsInput', 'not_accepting_input'));
     }
-    const stdin = this.#stdin;
     if (this.#exited || this.#ended) {
       return Promise.reject(inputRejected('the command has exited', 'exited'));
     }
+    const stdin = this.#stdin;
     if (stdin === null || this.#inputClosed || !stdin.writable) {
       return Promise.reject(inputRejected('the command input is closed', 'input_closed'));
     }
@@ -315,21 +328,12 @@ class CommandProcess implements CommandHandle {
     };
   }
 
-  #outputs(): Readable[] {
-    const child = this.#child;
-    if (child === null) return [];
-    return [child.stdout, child.stderr].filter((stream): stream is Readable => stream !== null);
-  }
-
-  #onChunk(chunk: Buffer): void {
+  #onOutput(chunk: Buffer): void {
     this.#ring.write(chunk);
-    this.#outputBytes += chunk.length;
-    const artifact = this.#artifact;
-    if (artifact !== null && this.#error === null && !artifact.write(chunk)) this.#awaitDrain(artifact);
-    const event: OutputEvent = { chunk, outputBytes: this.#outputBytes };
+    const outputBytes = this.#ring.totalBytes;
     for (const listener of [...this.#listeners]) {
       try {
-        listener(event);
+        listener(outputBytes);
       } catch (error) {
         // A faulty observer must not break supervision of the process.
         process.emitWarning(`command output listener threw: ${messageOf(error)}`);
@@ -337,36 +341,10 @@ class CommandProcess implements CommandHandle {
     }
   }
 
-  /** Back-pressure: stop reading the pipes until the file has caught up, so memory stays bounded. */
-  #awaitDrain(artifact: WriteStream): void {
-    if (this.#waitingForDrain) return;
-    this.#waitingForDrain = true;
-    for (const stream of this.#outputs()) stream.pause();
-    artifact.once('drain', () => this.#resumeOutputs());
-  }
-
-  #resumeOutputs(): void {
-    if (!this.#waitingForDrain) return;
-    this.#waitingForDrain = false;
-    for (const stream of this.#outputs()) stream.resume();
-  }
-
-  #onArtifactError(error: Error): void {
-    this.#error ??= `writing artifact failed: ${error.message}`;
-    // No 'drain' will come from a failed stream; keep consuming output for the preview.
-    this.#resumeOutputs();
-  }
-
   #onExit(code: number | null, signal: NodeJS.Signals | null): void {
     this.#exited = true;
     this.#clearTimeoutTimer();
-    const outcome = this.#outcome(code);
-    void this.#finish({
-      outcome: outcome.outcome,
-      exit_code: code,
-      signal,
-      reason: outcome.reason,
-    });
+    void this.#finish({ ...this.#outcome(code), exit_code: code, signal });
   }
 
   #outcome(code: number | null): Pick<CommandResult, 'outcome' | 'reason'> {
@@ -377,24 +355,26 @@ class CommandProcess implements CommandHandle {
   }
 
   #failToStart(message: string): void {
-    if (this.#finalizing) return;
+    if (this.#finishing) return;
     this.#error = message;
     void this.#finish({ outcome: 'failed', exit_code: null, signal: null, reason: 'spawn_failed' });
   }
 
   async #finish(end: Pick<CommandResult, 'outcome' | 'exit_code' | 'signal' | 'reason'>): Promise<void> {
-    if (this.#finalizing) return;
-    this.#finalizing = true;
-    if (this.pid !== null) {
-      await this.#awaitGroupGone(this.pid);
-      await this.#awaitStdioClosed();
-    }
+    if (this.#finishing) return;
+    this.#finishing = true;
+    if (this.pid !== null) await this.#awaitGroupGone(this.pid);
     this.#clearGraceTimer();
     this.#inputClosed = true;
     this.#stdin?.destroy();
-    await this.#closeArtifact();
+    await this.#awaitCopier();
+    const follower = this.#follower;
+    if (follower !== null) {
+      await follower.catchUp();
+      await follower.close();
+    }
     this.#ended = true;
-    this.#resolve({ ...end, output_bytes: this.#outputBytes, error: this.#error });
+    this.#resolve({ ...end, output_bytes: this.#ring.totalBytes, error: this.#error });
   }
 
   async #awaitGroupGone(pgid: number): Promise<void> {
@@ -407,24 +387,17 @@ class CommandProcess implements CommandHandle {
     }
   }
 
-  async #awaitStdioClosed(): Promise<void> {
-    const child = this.#child;
-    if (child === null || this.#stdioClosed) return;
-    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    const timer = setTimeout(() => {
-      for (const stream of this.#outputs()) stream.destroy();
-    }, STDIO_DRAIN_MS);
-    await closed;
+  /** Once the copier has exited, every byte the command wrote is in the artifact. */
+  async #awaitCopier(): Promise<void> {
+    const copier = this.#copier;
+    if (copier === null) return;
+    // Only a process that escaped the group (setsid) can still hold the pipe open by now.
+    const timer = setTimeout(() => copier.kill(), COPIER_DRAIN_MS);
+    const exit = await copier.done;
     clearTimeout(timer);
-  }
-
-  async #closeArtifact(): Promise<void> {
-    const artifact = this.#artifact;
-    if (artifact === null || artifact.closed) return;
-    const closed = new Promise<void>((resolve) => artifact.once('close', () => resolve()));
-    if (this.#error === null) artifact.end();
-    else artifact.destroy();
-    await closed;
+    if (exit.code !== 0) {
+      this.#error ??= `copying the output to the artifact failed (cat exited with ${exit.code ?? exit.signal})`;
+    }
   }
 
   /** First call: SIGTERM now, SIGKILL after the grace. Any later call: SIGKILL now. */

@@ -5,7 +5,6 @@ export {
   type CommandHandle,
   type CommandOptions,
   type CommandResult,
-  type OutputEvent,
   type OutputListener,
 } from './command-process.js';
 export { waitForOutput, type WaitForOutputOptions, type WaitForOutputStatus } from './wait-for-output.js';

@@ -26,7 +26,7 @@ export function waitForOutput(handle: CommandHandle, options: WaitForOutputOptio
       unsubscribe();
       resolve(status);
     };
-    const unsubscribe = handle.onOutput(({ outputBytes }) => {
+    const unsubscribe = handle.onOutput((outputBytes) => {
       if (outputBytes > options.sinceBytes) settle('output');
     });
     void handle.result.then(() => settle('ended'));

@@ -1,0 +1,52 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AgentEvent, EventType } from '../../src/domain/index.js';
+import { Runtime, type RuntimeOptions } from '../../src/runtime/runtime.js';
+
+/** A fresh data directory under the system temp dir, removed by `cleanup`. */
+export function tempDataDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'holon-rt-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export function openRuntime(dir: string, options: RuntimeOptions = {}): Promise<Runtime> {
+  return Runtime.open({ dataDir: dir, killGraceMs: 300, ...options });
+}
+
+/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value as T;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Every event of an agent's durable log, oldest first. */
+export async function allEvents(runtime: Runtime, agentId: string): Promise<AgentEvent[]> {
+  const out: AgentEvent[] = [];
+  let after = 0;
+  for (;;) {
+    const page = await runtime.eventsPage(agentId, { after_seq: after, limit: 512, order: 'asc' });
+    out.push(...page.events);
+    if (!page.has_newer || page.events.length === 0) return out;
+    after = page.events.at(-1)?.event_seq ?? after;
+  }
+}
+
+export async function eventsOfType(runtime: Runtime, agentId: string, type: EventType): Promise<AgentEvent[]> {
+  return (await allEvents(runtime, agentId)).filter((e) => e.type === type);
+}
+
+/** Waits until the agent is asleep (its scheduler found nothing to do). */
+export function untilAsleep(runtime: Runtime, agentId: string, timeoutMs = 10_000): Promise<true> {
+  return eventually(async () => (await runtime.getSummary(agentId)).agent.status === 'asleep' || undefined, timeoutMs, `${agentId} asleep`);
+}
