@@ -145,6 +145,12 @@ export class Tx {
   }
 
   private touched = false;
+  private afterCommit: Array<() => void> = [];
+
+  /** Runs `effect` once the draft is durable (never if the operation fails). */
+  onCommit(effect: () => void): void {
+    this.afterCommit.push(effect);
+  }
 
   /** Marks the draft as changed even if no event was emitted. */
   touch(): void {
@@ -197,7 +203,12 @@ export class Tx {
 
   /** Commits the draft now (a durable checkpoint inside a longer operation). */
   async flush(): Promise<AgentEvent[]> {
-    if (!this.dirty) return [];
+    if (!this.dirty) {
+      const effects = this.afterCommit;
+      this.afterCommit = [];
+      for (const effect of effects) effect();
+      return [];
+    }
     this.doc.last_commit_at = this.env.clock.now().toISOString();
     prune(this.doc);
     const result = await this.env.store.commit({
@@ -212,6 +223,9 @@ export class Tx {
     this.cell.commitDone(structuredClone(this.doc), result.version);
     this.env.bus.publish(result.events);
     this.env.onCommitted(this.cell);
+    const effects = this.afterCommit;
+    this.afterCommit = [];
+    for (const effect of effects) effect();
     return result.events;
   }
 }

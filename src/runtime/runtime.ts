@@ -884,12 +884,8 @@ export class Runtime implements RuntimeApi {
     };
     tx.doc.timers.push(timer);
     tx.emit('timer_created', { ...timer });
-    const agentId = tx.cell.id;
     const due = timer.next_fire_at as string;
-    setImmediate(() => {
-      const current = this.cells.get(agentId)?.doc.timers.find((t) => t.id === timer.id);
-      if (current?.status === 'active' && current.next_fire_at === due) this.alarms.arm(agentId, timer.id, due);
-    });
+    tx.onCommit(() => this.alarms.arm(tx.cell.id, timer.id, due));
     return timer;
   }
 

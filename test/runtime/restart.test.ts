@@ -1,0 +1,54 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Runtime } from '../../src/runtime/runtime.js';
+import { allEvents, eventsOfType, eventually, openRuntime, tempDataDir, untilAsleep } from './helpers.js';
+
+describe('restart after a clean shutdown', () => {
+  let runtime: Runtime | undefined;
+  let cleanup: () => void;
+  afterEach(async () => {
+    await runtime?.close();
+    runtime = undefined;
+    cleanup?.();
+  });
+
+  it('has the same summaries, queues and event logs', async () => {
+    const dir = tempDataDir();
+    cleanup = dir.cleanup;
+    runtime = await openRuntime(dir.dir, { nodeId: 'one' });
+    await runtime.createAgent({ agent_id: 'r1', mission: 'remember me' });
+    await runtime.createAgent({ agent_id: 'r2' });
+    await runtime.prompt('r1', { text: '/exec echo persisted' });
+    // Two turns: the prompt, then the task result re-entering.
+    await eventually(async () => ((await eventsOfType(runtime as Runtime, 'r1', 'turn_finished')).length >= 2 ? true : undefined));
+    await untilAsleep(runtime, 'r1');
+    await untilAsleep(runtime, 'r2');
+    await runtime.control('r2', { action: 'stop' });
+    await runtime.createWorkItem('r2', { objective: 'kept while stopped' });
+    await eventually(async () => ((await runtime?.listTasks('r1'))?.length === 0 ? true : undefined));
+    const before = {
+      s1: await runtime.getSummary('r1'),
+      s2: await runtime.getSummary('r2'),
+      q1: (await runtime.getState('r1')).queue,
+      q2: (await runtime.getState('r2')).queue,
+      e1: await allEvents(runtime, 'r1'),
+      e2: await allEvents(runtime, 'r2'),
+    };
+    await runtime.close();
+    runtime = await openRuntime(dir.dir, { nodeId: 'two' });
+    const after = {
+      s1: await runtime.getSummary('r1'),
+      s2: await runtime.getSummary('r2'),
+      q1: (await runtime.getState('r1')).queue,
+      q2: (await runtime.getState('r2')).queue,
+      e1: await allEvents(runtime, 'r1'),
+      e2: await allEvents(runtime, 'r2'),
+    };
+    expect(after.s1).toEqual(before.s1);
+    expect(after.s2).toEqual(before.s2);
+    expect(after.q1).toEqual(before.q1);
+    expect(after.q2).toEqual(before.q2);
+    expect(after.e1).toEqual(before.e1);
+    expect(after.e2).toEqual(before.e2);
+    expect(after.s1.identity.mission).toBe('remember me');
+  });
+});
