@@ -727,7 +727,7 @@ export class Runtime implements RuntimeApi {
     doc.last_closure = deriveClosure(factsOf(doc));
     tx.send({ type: 'TURN.FINISHED', runId, facts: factsOf(doc) }, { reason: failed ? 'turn failed' : 'turn completed', trigger: 'agent' });
     tx.emit('turn_finished', { run_id: runId, closure: doc.last_closure, text: (result.text ?? '').slice(0, 2000) });
-    this.notifyInvoker(tx, result.text ?? '');
+    if (message) this.notifyInvoker(tx, message, failed, result.text ?? '');
     for (const task of starts) this.launchAfterCommit(tx.cell.id, task.id);
   }
 
@@ -964,10 +964,6 @@ export class Runtime implements RuntimeApi {
     return task;
   }
 
-  private env_(env: Record<string, string> | undefined): Record<string, string> | undefined {
-    return env;
-  }
-
   private readonly taskEnv = new Map<string, Record<string, string>>();
 
   private artifactPath(agentId: string, taskId: string): string {
@@ -1072,10 +1068,31 @@ export class Runtime implements RuntimeApi {
 
   // ---------------------------------------------------------------- invocation results
 
-  private notifyInvoker(tx: Tx, text: string): void {
-    const invocation = (tx.doc.identity as { invoked_by?: { agent_id: string; task_id: string } }).invoked_by;
-    void invocation;
-    void text;
+  /** A child agent finished the turn its invoker asked for: the result re-enters the parent's task. */
+  private notifyInvoker(tx: Tx, message: MessageEnvelope, failed: boolean, text: string): void {
+    const invokedBy = message.metadata['invoked_by'] as { agent_id: string; task_id: string } | undefined;
+    if (!invokedBy) return;
+    const key = `emit_parent_result:${invokedBy.task_id}`;
+    if (tx.doc.effects.some((e) => e.idempotency_key === key)) return;
+    tx.doc.effects.push({ idempotency_key: key, agent_id: tx.cell.id, kind: 'emit_parent_result', status: 'started', started_at: tx.now.toISOString(), finished_at: null, detail: { parent_agent_id: invokedBy.agent_id, task_id: invokedBy.task_id } });
+    tx.onCommit(() => void this.deliverInvocationResult(tx.cell.id, invokedBy, failed, text, key).catch(() => undefined));
+  }
+
+  private async deliverInvocationResult(childId: string, invokedBy: { agent_id: string; task_id: string }, failed: boolean, text: string, key: string): Promise<void> {
+    await this.mutate(invokedBy.agent_id, async (tx) => {
+      const task = tx.doc.tasks.find((t) => t.id === invokedBy.task_id);
+      if (!task || TERMINAL.has(task.status)) return;
+      task.result_text = text.slice(0, 8000);
+      this.taskEvent(tx, task.id, { type: 'EXITED', exitCode: failed ? 1 : 0 });
+      this.finishTaskRecord(tx, task, { status: failed ? 'failed' : 'completed', exit_code: null, reason: failed ? 'child_turn_failed' : null }, { enqueueResult: tx.doc.state.status !== 'stopped' });
+    }, { allowTerminated: true });
+    await this.mutate(childId, async (tx) => {
+      const effect = tx.doc.effects.find((e) => e.idempotency_key === key);
+      if (!effect) return;
+      effect.status = 'done';
+      effect.finished_at = tx.now.toISOString();
+      tx.emit('effect_recorded', { ...effect });
+    }, { allowTerminated: true });
   }
 
   // ======================================================================= API
@@ -1628,10 +1645,54 @@ export class Runtime implements RuntimeApi {
     return task;
   }
 
+  /** InvokeAgent: an ActorInvocation task backed by a child agent whose turn result re-enters the parent. */
   async invokeAgent(agentId: string, request: InvokeAgentRequest): Promise<TaskRecord> {
     const req = InvokeAgentRequest.parse(request);
-    void req;
-    throw new DomainError('illegal_transition', `invoke is not available yet for ${agentId}`);
+    const parent = await this.cell(agentId);
+    if (req.target_agent_id === agentId) throw new DomainError('forbidden', 'an agent cannot invoke itself');
+    if (parent.doc.state.status === 'stopped') throw new DomainError('agent_stopped', `agent ${agentId} is stopped`);
+    let childId = req.target_agent_id;
+    if (childId) await this.cell(childId);
+    else childId = (await this.createAgent({ mission: req.summary, owner: agentId, config: { turn_runner: parent.doc.config.turn_runner, model: parent.doc.config.model } })).agent.identity.agent_id;
+    await this.ensureAwake(agentId);
+    const task = await this.mutate(agentId, async (tx) => {
+      this.refuseStopped(tx);
+      const now = tx.now.toISOString();
+      const task: TaskRecord = {
+        id: newId('task'),
+        agent_id: agentId,
+        kind: 'actor_invocation',
+        status: 'running',
+        summary: req.summary,
+        created_at: now,
+        updated_at: now,
+        work_item_id: null,
+        parent_run_id: tx.doc.state.current_run_id,
+        accepts_input: false,
+        cmd: null,
+        workdir: null,
+        timeout_ms: null,
+        exit_code: null,
+        reason: null,
+        child_agent_id: childId as string,
+        output_bytes: 0,
+        result_text: null,
+      };
+      tx.doc.tasks.push(task);
+      tx.send({ type: 'TASK.SPAWN', taskId: task.id, kind: task.kind, acceptsInput: false }, { reason: 'invocation spawned', trigger: 'agent' });
+      this.taskEvent(tx, task.id, { type: 'START' });
+      tx.emit('task_status_changed', { task_id: task.id, status: 'running', kind: task.kind, child_agent_id: childId });
+      return task;
+    });
+    await this.queueMessage(childId as string, {
+      kind: 'internal_followup',
+      origin: { kind: 'system', subsystem: 'invoke_agent' },
+      authority_class: 'runtime_instruction',
+      priority: 'next',
+      body: { type: 'text', text: req.prompt },
+      metadata: { invoked_by: { agent_id: agentId, task_id: task.id } },
+    });
+    return task;
   }
 
   async listTasks(agentId: string): Promise<TaskRecord[]> {

@@ -83,3 +83,29 @@ describe('scripted agent turns (issue 3 acceptance)', () => {
     expect(rest).toEqual(expected);
   });
 });
+
+describe('InvokeAgent (seed 004 ActorInvocation)', () => {
+  it("a child agent's turn result re-enters the parent as a task_result", async () => {
+    const dir = tempDataDir();
+    const runtime = await openRuntime(dir.dir);
+    try {
+      await runtime.createAgent({ agent_id: 'parent' });
+      const task = await runtime.invokeAgent('parent', { prompt: 'child says hi', summary: 'delegate' });
+      expect(task.kind).toBe('actor_invocation');
+      expect(task.child_agent_id).toBeTruthy();
+      const done = await eventually(async () => {
+        const t = await runtime.getTask('parent', task.id);
+        return t.status === 'completed' ? t : undefined;
+      });
+      expect(done.result_text).toContain('child says hi');
+      const reentry = await eventually(async () =>
+        (await eventsOfType(runtime, 'parent', 'continuation_resolved')).find((e) => e.payload['trigger_kind'] === 'task_result'),
+      );
+      expect(reentry.payload['model_reentry']).toBe(true);
+      expect((await runtime.getSummary(task.child_agent_id as string)).identity.owner).toBe('parent');
+    } finally {
+      await runtime.close();
+      dir.cleanup();
+    }
+  });
+});

@@ -392,10 +392,16 @@ class CommandProcess implements CommandHandle {
     const copier = this.#copier;
     if (copier === null) return;
     // Only a process that escaped the group (setsid) can still hold the pipe open by now.
-    const timer = setTimeout(() => copier.kill(), COPIER_DRAIN_MS);
+    let abandoned = false;
+    const timer = setTimeout(() => {
+      abandoned = true;
+      copier.kill();
+    }, COPIER_DRAIN_MS);
     const exit = await copier.done;
     clearTimeout(timer);
-    if (exit.code !== 0) {
+    if (abandoned) {
+      this.#error ??= 'a process that left the process group still holds the output open; its later output is not captured';
+    } else if (exit.code !== 0) {
       this.#error ??= `copying the output to the artifact failed (cat exited with ${exit.code ?? exit.signal})`;
     }
   }

@@ -85,15 +85,12 @@ describe('startCommand', () => {
     expect(await artifactText()).toBe('partial\n');
   });
 
-  it('captures stderr together with stdout', async () => {
+  it('captures stderr together with stdout, in the order written', async () => {
     const handle = start('echo out; echo err 1>&2; echo more');
-    await handle.result;
-    const artifact = await artifactText();
-    expect(artifact).toContain('out\n');
-    expect(artifact).toContain('err\n');
-    expect(artifact).toContain('more\n');
-    expect(artifact.length).toBe(13);
-    expect(handle.preview()).toBe(artifact);
+    const result = await handle.result;
+    expect(await artifactText()).toBe('out\nerr\nmore\n');
+    expect(handle.preview()).toBe('out\nerr\nmore\n');
+    expect(result.output_bytes).toBe(13);
   });
 
   it('keeps only the tail in the preview while the artifact has everything', async () => {
@@ -186,6 +183,14 @@ describe('startCommand', () => {
     expect(result).toMatchObject({ outcome: 'completed', exit_code: 0, reason: null });
     expect(isLiving(grandchild)).toBe(false);
     expect(livingMembers(handle.pid ?? -1)).toEqual([]);
+  });
+
+  it('does not wait forever for a writer that escaped the process group', async () => {
+    const handle = start('setsid sleep 3 & echo started');
+    const result = await handle.result;
+    expect(result).toMatchObject({ outcome: 'completed', exit_code: 0 });
+    expect(result.error).toMatch(/left the process group/);
+    expect(handle.preview()).toBe('started\n');
   });
 
   it('feeds stdin of a command started with acceptsInput', async () => {
