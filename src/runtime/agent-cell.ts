@@ -3,6 +3,8 @@ import { agentLabels, agentMachine, type AgentEmitted, type AgentEvent as Machin
 import {
   DomainError,
   type AgentEvent,
+  type LifecyclePhase,
+  type TransitionPhaseLog,
   type EventType,
   type TransitionRecord,
   type TransitionTrigger,
@@ -16,6 +18,9 @@ import type { EventBus } from './event-bus.js';
 export type AgentLogic = typeof agentMachine;
 export type AgentActor = Actor<AgentLogic>;
 export type EffectRequest = AgentEmitted;
+
+/** Phases whose side effects are requested on entry and answered by an event (seed 002). */
+const TRANSITIONAL: ReadonlySet<LifecyclePhase> = new Set(['initializing', 'waking', 'recovering', 'evolving', 'terminating']);
 
 /** What a cell needs from its runtime. */
 export interface CellEnv {
@@ -191,6 +196,7 @@ export class Tx {
       evidence_refs: cause.evidence_refs ?? [],
       phases: [],
     };
+    this.carryProtocol(record, labels.phase);
     this.doc.transition_count = record.seq;
     this.doc.transitions[record.transition_id] = record;
     this.doc.state.state_version += 1;
@@ -199,6 +205,41 @@ export class Tx {
     this.doc.failure = after.context.failure;
     this.emit('transition_committed', { ...record });
     return true;
+  }
+
+  /** Appends a protocol phase to the open lifecycle transition, and logs it as an event. */
+  logPhase(phase: TransitionPhaseLog['phase'], detail?: string): void {
+    const at = this.env.clock.now().toISOString();
+    const pending = this.doc.pending_transition;
+    if (pending) pending.phases.push({ phase, at, ...(detail ? { detail } : {}) });
+    this.emit('transition_phase', { transition_id: pending?.transition_id ?? null, phase, ...(detail ? { detail } : {}) });
+  }
+
+  /**
+   * Entering a transitional state opens the seed-002 protocol (requested, guard checked); the
+   * transition that leaves it is the commit and carries every phase logged in between.
+   */
+  private carryProtocol(record: TransitionRecord, toPhase: LifecyclePhase): void {
+    const pending = this.doc.pending_transition;
+    if (pending && pending.transitional_phase === record.from_phase) {
+      record.phases = [...pending.phases, { phase: 'transition_committed', at: record.committed_at }];
+      record.requested_at = pending.requested_at;
+      record.evidence_refs = [...record.evidence_refs, `transition:${pending.transition_id}`];
+      this.doc.pending_transition = null;
+    }
+    if (TRANSITIONAL.has(toPhase)) {
+      record.phases = [
+        { phase: 'transition_requested', at: record.requested_at },
+        { phase: 'guard_checked', at: record.committed_at },
+      ];
+      this.doc.pending_transition = {
+        transition_id: record.transition_id,
+        from_phase: record.from_phase,
+        transitional_phase: toPhase,
+        requested_at: record.requested_at,
+        phases: [...record.phases],
+      };
+    }
   }
 
   /** Commits the draft now (a durable checkpoint inside a longer operation). */

@@ -11,6 +11,7 @@ import {
   Snapshot,
   TaskRecord,
   TimerRecord,
+  TransitionPhaseLog,
   TransitionRecord,
   WaitConditionRecord,
   WorkItemRecord,
@@ -24,10 +25,17 @@ export const PendingWakeHint = z.object({
 });
 export type PendingWakeHint = z.infer<typeof PendingWakeHint>;
 
-/** A lifecycle transition between its first logged phase and its commit (seed 002 protocol). */
+/**
+ * A lifecycle transition with side effects between its request and its commit (seed 002 protocol):
+ * entering a transitional state opens it, every phase is appended as it is logged, and the
+ * transition out of the transitional state carries the phases and closes it.
+ */
 export const PendingTransition = z.object({
-  record: TransitionRecord.omit({ seq: true, committed_at: true }),
-  effect_key: z.string().nullable(),
+  transition_id: z.string(),
+  from_phase: z.string(),
+  transitional_phase: z.string(),
+  requested_at: z.string(),
+  phases: z.array(TransitionPhaseLog),
 });
 export type PendingTransition = z.infer<typeof PendingTransition>;
 

@@ -387,26 +387,18 @@ export class Runtime implements RuntimeApi {
       tx.send({ type: 'TURN.FINISHED', runId, facts: factsOf(doc) }, { reason: 'runtime restarted during the turn', trigger: 'recovery' });
       tx.emit('turn_finished', { run_id: runId, terminal: 'aborted', reason: 'runtime_restarted' });
     }
-    if (doc.pending_transition) await this.resumePendingTransition(tx);
-    // A transitional state left by a crash: repeat its (idempotent) effect.
+    // A transitional state left by a crash: its protocol is still open, so its (idempotent)
+    // effect runs again and the transition commits from where the log says it stopped.
     const phase = doc.state.phase;
     if (['initializing', 'waking', 'recovering', 'terminating', 'evolving'].includes(phase)) {
       tx.cell.ensureActor();
       const effects: Partial<Record<string, EffectRequest['effect']>> = { initializing: 'initialize', waking: 'wake', recovering: 'recover', terminating: 'terminate', evolving: 'evolve' };
       const effect = effects[phase] as EffectRequest['effect'];
+      tx.emit('transition_phase', { transition_id: doc.pending_transition?.transition_id ?? null, phase: 'resumed_on_recovery', detail: phase });
       await this.performEffect(tx, { type: 'effect.requested', effect, key: `${tx.cell.id}:${effect}:recovery` });
       await this.drainEffects(tx);
     }
     tx.touch();
-  }
-
-  private async resumePendingTransition(tx: Tx): Promise<void> {
-    // Explicit transitions commit atomically with their effect ledger; a leftover intent means the
-    // commit never landed, so it is dropped with evidence and the client's retry runs it again.
-    const pending = tx.doc.pending_transition;
-    if (!pending) return;
-    tx.emit('transition_phase', { transition_id: pending.record.transition_id, phase: 'abandoned_on_recovery' });
-    tx.doc.pending_transition = null;
   }
 
   private armTimers(doc: AgentDoc): void {
@@ -427,8 +419,7 @@ export class Runtime implements RuntimeApi {
   }
 
   private async performEffect(tx: Tx, effect: EffectRequest): Promise<void> {
-    const phase = (name: string, detail?: string) =>
-      tx.emit('transition_phase', { effect: effect.effect, key: effect.key, phase: name, ...(detail ? { detail } : {}) });
+    const phase = (name: 'transition_prepared' | 'side_effects_applied', detail?: string) => tx.logPhase(name, detail ?? effect.key);
     switch (effect.effect) {
       case 'initialize': {
         phase('transition_prepared');
@@ -497,7 +488,7 @@ export class Runtime implements RuntimeApi {
           tx.send({ type: 'TERMINATE.DONE' }, { reason: 'termination committed', trigger: 'system' });
         } catch (error) {
           const reason = error instanceof Error ? error.message : String(error);
-          phase('side_effects_failed', reason);
+          tx.emit('transition_phase', { transition_id: tx.doc.pending_transition?.transition_id ?? null, phase: 'side_effects_failed', detail: reason });
           tx.send({ type: 'TERMINATE.FAILED', phase: 'side_effects_applied', reason }, { reason, trigger: 'system' });
         }
         return;
