@@ -63,8 +63,9 @@ export function deriveClosure(facts: SchedulerFacts): ClosureDecision {
   // Seed 000: a task blocks only when a wait represents it. An explicit agent-level wait on a task
   // result is such a wait, so it reads as awaiting_task_result (holon-reference §4.3 row 7 would
   // say external change; the seed's rule is the more specific one).
-  if (agentWaits.some((wait) => wait.kind === 'task')) {
-    return decide('waiting', 'awaiting_task_result', `active_agent_task_wait=${agentWaits.length}`);
+  const agentTaskWaits = agentWaits.filter((wait) => wait.kind === 'task').length;
+  if (agentTaskWaits > 0) {
+    return decide('waiting', 'awaiting_task_result', `active_agent_task_wait=${agentTaskWaits}`);
   }
   if (agentWaits.length > 0) {
     return decide('waiting', 'awaiting_external_change', `active_agent_waiting_intents=${agentWaits.length}`);

@@ -2,8 +2,12 @@ import type { AgentEvent, EventType } from '../domain/index.js';
 
 /** The write lease on a data directory (seed 002: at most one instance may write). */
 export interface Lease {
+  /** Must be unique per store instance (e.g. host:pid:random): holders with the same name share a token. */
   holder: string;
-  /** Strictly increasing across every acquisition of this store; commits carry it as a fence. */
+  /**
+   * Increases with every acquisition by a different holder (never reused, also across processes);
+   * the same holder re-acquiring keeps its token. Commits carry it as a fence.
+   */
   fencing_token: number;
   acquired_at: string;
   expires_at: string;
@@ -33,7 +37,10 @@ export interface Commit {
   doc: unknown;
   /** Appended to the agent's event log with dense, consecutive `event_seq` values. */
   events: NewEvent[];
-  /** The lease fencing token of the writer; a commit with a token below the store's is refused. */
+  /**
+   * The lease fencing token of the writer. Anything but the current lease's token (an older one, or
+   * one never issued), or no lease at all, is refused with `lease_lost` and nothing is written.
+   */
   fencing_token: number;
 }
 
@@ -75,10 +82,17 @@ export interface Store {
   /** Flushes pending writes and releases file handles; does not release the lease. */
   close(): Promise<void>;
 
-  /** Takes the lease if it is free or expired; otherwise fails with `lease_lost`. */
+  /**
+   * Takes the lease if it is free, expired at `now`, or already this holder's; otherwise fails
+   * with `lease_lost`. The store has no clock: expiry only matters when someone acquires.
+   */
   acquireLease(holder: string, ttl_ms: number, now: Date): Promise<Lease>;
   /** Extends a held lease; fails with `lease_lost` when another holder took over. */
   renewLease(lease: Lease, ttl_ms: number, now: Date): Promise<Lease>;
+  /**
+   * Expires the lease at once so another holder may take it (with a higher token); a no-op when
+   * another holder already took over.
+   */
   releaseLease(lease: Lease): Promise<void>;
   readLease(): Promise<Lease | null>;
 
@@ -91,7 +105,11 @@ export interface Store {
   commit(commit: Commit): Promise<CommitResult>;
   readEvents(agent_id: string, query: EventPageQuery): Promise<EventPage>;
 
-  /** A small durable key-value space for runtime-global records (e.g. create-agent idempotency keys). */
+  /**
+   * A small durable key-value space for runtime-global records (e.g. create-agent idempotency
+   * keys). `getGlobal` returns `undefined` for an absent key; `putGlobal` of `undefined` deletes it.
+   * Values must be JSON-serializable (the lowdb store keeps them as JSON).
+   */
   getGlobal(key: string): Promise<unknown>;
   putGlobal(key: string, value: unknown, fencing_token: number): Promise<void>;
 }

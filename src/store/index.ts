@@ -1,0 +1,32 @@
+import { LowdbStore } from './lowdb/lowdb-store.js';
+import type { LowdbStoreOptions } from './lowdb/lowdb-store.js';
+import { MemoryStore } from './memory/memory-store.js';
+import type { MemoryStoreOptions } from './memory/memory-store.js';
+import type { Store } from './store.js';
+
+export type {
+  Commit,
+  CommitResult,
+  EventPage,
+  EventPageQuery,
+  Lease,
+  NewEvent,
+  Store,
+  StoredAgent,
+} from './store.js';
+export { LowdbStore } from './lowdb/lowdb-store.js';
+export type { LowdbStoreOptions } from './lowdb/lowdb-store.js';
+export { MemoryStore } from './memory/memory-store.js';
+export type { MemoryStoreOptions } from './memory/memory-store.js';
+
+export type CreateStoreOptions = ({ kind: 'lowdb' } & LowdbStoreOptions) | ({ kind: 'memory' } & MemoryStoreOptions);
+
+/** Builds an unopened store; call `open()` before use. */
+export function createStore(options: CreateStoreOptions): Store {
+  switch (options.kind) {
+    case 'lowdb':
+      return new LowdbStore(options);
+    case 'memory':
+      return new MemoryStore(options);
+  }
+}

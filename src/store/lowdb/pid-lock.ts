@@ -1,0 +1,71 @@
+import { link, readFile, rm, writeFile } from 'node:fs/promises';
+import { DomainError } from '../../domain/index.js';
+import { errorCode, isNotFound, isPidAlive, tempPathFor } from './fs-util.js';
+
+export type PidLockResult = { taken: true } | { taken: false; pid: number };
+
+async function readPid(path: string): Promise<number | null> {
+  try {
+    const pid = Number.parseInt((await readFile(path, 'utf8')).trim(), 10);
+    return Number.isInteger(pid) ? pid : null;
+  } catch (err) {
+    if (isNotFound(err)) return null;
+    throw err;
+  }
+}
+
+/**
+ * Creates the lock file holding our pid. The file is written under a temp name and `link`ed into
+ * place, which fails if the lock exists, so a lock file is never seen empty. A lock naming a dead
+ * pid is removed and retried. (Two processes breaking the same stale lock at the same instant can
+ * race; Node has no flock, and the window is a few syscalls after a crash.)
+ */
+export async function tryTakePidLock(path: string): Promise<PidLockResult> {
+  const temp = tempPathFor(path);
+  await writeFile(temp, `${process.pid}\n`);
+  try {
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      try {
+        await link(temp, path);
+        return { taken: true };
+      } catch (err) {
+        if (errorCode(err) !== 'EEXIST') throw err;
+      }
+      const pid = await readPid(path);
+      if (pid !== null && isPidAlive(pid)) return { taken: false, pid };
+      await rm(path, { force: true });
+    }
+    const pid = (await readPid(path)) ?? 0;
+    return { taken: false, pid };
+  } finally {
+    await rm(temp, { force: true });
+  }
+}
+
+/** Removes the lock only if it still names this process. */
+export async function releasePidLock(path: string): Promise<void> {
+  if ((await readPid(path)) === process.pid) await rm(path, { force: true });
+}
+
+const RETRY_MS = 5;
+const MAX_ATTEMPTS = 1000;
+
+/**
+ * Runs `fn` holding a short-lived cross-process lock (the lease's read-decide-write). Waits while
+ * another live process holds it; gives up with `store_unavailable` after ~5 s.
+ */
+export async function withPidLock<R>(path: string, fn: () => Promise<R>): Promise<R> {
+  for (let attempt = 0; ; attempt += 1) {
+    const result = await tryTakePidLock(path);
+    if (result.taken) break;
+    if (attempt >= MAX_ATTEMPTS) {
+      throw new DomainError('store_unavailable', `lock ${path} is held by process ${result.pid}`, { pid: result.pid });
+    }
+    await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+  }
+  try {
+    return await fn();
+  } finally {
+    await rm(path, { force: true });
+  }
+}

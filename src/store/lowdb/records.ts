@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import type { Lease, StoredAgent } from '../store.js';
+
+/** Parsers for what the lowdb store keeps on disk; typed against the port so the two cannot drift. */
+
+/** `lease.json`. */
+export const LeaseRecord: z.ZodType<Lease> = z.object({
+  holder: z.string().min(1),
+  fencing_token: z.number().int().positive(),
+  acquired_at: z.string(),
+  expires_at: z.string(),
+});
+
+/** `agents/<agent_id>/doc.json`; `last_event_seq` is the commit point of the event log. */
+export const AgentDocRecord: z.ZodType<StoredAgent> = z.object({
+  version: z.number().int().positive(),
+  last_event_seq: z.number().int().nonnegative(),
+  doc: z.unknown(),
+});
+
+/** `global.json`. */
+export const GlobalRecord = z.record(z.string(), z.unknown());
+export type GlobalRecord = z.infer<typeof GlobalRecord>;

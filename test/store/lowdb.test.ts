@@ -1,0 +1,335 @@
+import { appendFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { LowdbStore } from '../../src/store/index.js';
+import type { Lease } from '../../src/store/index.js';
+import { at, commitOf, newEvents, rejection, storeContract, T0, TTL_MS } from './contract.js';
+import { TempDirs } from './temp-dirs.js';
+
+const dirs = new TempDirs();
+afterAll(() => dirs.cleanup());
+
+storeContract('lowdb', async () => new LowdbStore({ dataDir: await dirs.make() }));
+
+describe('lowdb store on disk', () => {
+  const opened: LowdbStore[] = [];
+
+  async function openStore(dataDir: string, exclusiveProcessLock = true): Promise<LowdbStore> {
+    const store = new LowdbStore({ dataDir, exclusiveProcessLock });
+    await store.open();
+    opened.push(store);
+    return store;
+  }
+
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((s) => s.close()));
+  });
+
+  async function lines(path: string): Promise<string[]> {
+    const text = await readFile(path, 'utf8');
+    return text.split('\n').filter((l) => l.length > 0);
+  }
+
+  const segment = (dataDir: string, agent: string, n: number): string =>
+    join(dataDir, 'agents', agent, 'events', `${String(n).padStart(8, '0')}.jsonl`);
+
+  it('lays out lease.json, global.json, doc.json and event segments as documented', async () => {
+    const dataDir = await dirs.make();
+    const store = await openStore(dataDir);
+    const lease = await store.acquireLease('a', TTL_MS, T0);
+    await store.commit(commitOf(lease, 'agent-1', null, { hello: 'world' }, newEvents(2)));
+    await store.putGlobal('k', { v: 1 }, lease.fencing_token);
+
+    expect(JSON.parse(await readFile(join(dataDir, 'lease.json'), 'utf8'))).toEqual(lease);
+    expect(JSON.parse(await readFile(join(dataDir, 'global.json'), 'utf8'))).toEqual({ k: { v: 1 } });
+    expect(JSON.parse(await readFile(join(dataDir, 'agents', 'agent-1', 'doc.json'), 'utf8'))).toEqual({
+      version: 1,
+      last_event_seq: 2,
+      doc: { hello: 'world' },
+    });
+    const events = (await lines(segment(dataDir, 'agent-1', 0))).map((l) => JSON.parse(l));
+    expect(events.map((e) => e.event_seq)).toEqual([1, 2]);
+    expect(Number(await readFile(join(dataDir, 'writer.lock'), 'utf8'))).toBe(process.pid);
+    // Every write went through a temp file and a rename; none is left behind.
+    expect((await readdir(dataDir)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+    expect((await readdir(join(dataDir, 'agents', 'agent-1'))).sort()).toEqual(['doc.json', 'events']);
+  });
+
+  it('shows a new instance everything a closed one committed', async () => {
+    const dataDir = await dirs.make();
+    const first = await openStore(dataDir);
+    const lease = await first.acquireLease('a', TTL_MS, T0);
+    await first.commit(commitOf(lease, 'agent-1', null, { v: 1 }, newEvents(3)));
+    await first.commit(commitOf(lease, 'agent-1', 1, { v: 2 }, newEvents(2)));
+    await first.commit(commitOf(lease, 'agent-2', null, { other: true }));
+    await first.putGlobal('idem', { agent_id: 'agent-1' }, lease.fencing_token);
+    await first.close();
+    await expect(stat(join(dataDir, 'writer.lock'))).rejects.toThrow();
+
+    const second = await openStore(dataDir);
+    expect(await second.readLease()).toEqual(lease);
+    expect(await second.listAgentIds()).toEqual(['agent-1', 'agent-2']);
+    expect(await second.loadAgent('agent-1')).toEqual({ version: 2, doc: { v: 2 }, last_event_seq: 5 });
+    expect(await second.getGlobal('idem')).toEqual({ agent_id: 'agent-1' });
+    const page = await second.readEvents('agent-1', { limit: 10, order: 'asc' });
+    expect(page.events.map((e) => e.event_seq)).toEqual([1, 2, 3, 4, 5]);
+    const next = await second.commit(commitOf(lease, 'agent-1', 2, { v: 3 }, newEvents(1)));
+    expect(next.events[0]?.event_seq).toBe(6);
+  });
+
+  it('shows a second instance what a still-open one committed (nothing waits for close)', async () => {
+    const dataDir = await dirs.make();
+    const writer = await openStore(dataDir, false);
+    const lease = await writer.acquireLease('a', TTL_MS, T0);
+    await writer.commit(commitOf(lease, 'agent-1', null, { v: 1 }, newEvents(4)));
+    const reader = await openStore(dataDir, false);
+    expect(await reader.loadAgent('agent-1')).toEqual({ version: 1, doc: { v: 1 }, last_event_seq: 4 });
+  });
+
+  it('drops a torn last line and events beyond last_event_seq on reopen', async () => {
+    const dataDir = await dirs.make();
+    const first = await openStore(dataDir);
+    const lease = await first.acquireLease('a', TTL_MS, T0);
+    await first.commit(commitOf(lease, 'agent-1', null, { v: 1 }, newEvents(3)));
+    await first.close();
+    const path = segment(dataDir, 'agent-1', 0);
+    const committedBytes = await readFile(path);
+    // A crash after appending a whole unacknowledged event and half of another.
+    await appendFile(
+      path,
+      `${JSON.stringify({ id: 'agent-1:4', event_seq: 4, ts: T0.toISOString(), agent_id: 'agent-1', type: 'transition_committed', payload: {} })}\n{"id":"agent-1:5","event_s`,
+    );
+
+    const second = await openStore(dataDir);
+    const page = await second.readEvents('agent-1', { limit: 10, order: 'asc' });
+    expect(page.newest_seq).toBe(3);
+    expect(page.events.map((e) => e.event_seq)).toEqual([1, 2, 3]);
+    expect(await readFile(path)).toEqual(committedBytes);
+
+    const next = await second.commit(commitOf(lease, 'agent-1', 1, { v: 2 }, newEvents(2, 'after')));
+    expect(next.events.map((e) => e.event_seq)).toEqual([4, 5]);
+    const onDisk = (await lines(path)).map((l) => JSON.parse(l));
+    expect(onDisk.map((e) => e.event_seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(onDisk[3].payload).toEqual({ tag: 'after', i: 0 });
+  });
+
+  it('deletes whole unacknowledged segments and a first commit that never reached doc.json', async () => {
+    const dataDir = await dirs.make();
+    const first = await openStore(dataDir);
+    const lease = await first.acquireLease('a', TTL_MS, T0);
+    await first.commit(commitOf(lease, 'agent-1', null, {}, newEvents(1000)));
+    await first.close();
+    const line = (seq: number, agent: string): string =>
+      `${JSON.stringify({ id: `${agent}:${seq}`, event_seq: seq, ts: T0.toISOString(), agent_id: agent, type: 'transition_committed', payload: { ghost: true } })}\n`;
+    await writeFile(segment(dataDir, 'agent-1', 1), line(1001, 'agent-1'));
+    // An agent whose creating commit crashed between the event append and doc.json.
+    await mkdir(join(dataDir, 'agents', 'orphan', 'events'), { recursive: true });
+    await writeFile(segment(dataDir, 'orphan', 0), line(1, 'orphan'));
+
+    const second = await openStore(dataDir);
+    expect(await second.listAgentIds()).toEqual(['agent-1']);
+    expect(await second.loadAgent('orphan')).toBeNull();
+    expect((await second.readEvents('orphan', { limit: 5, order: 'asc' })).newest_seq).toBe(0);
+    expect((await second.readEvents('agent-1', { limit: 5, order: 'desc' })).events.map((e) => e.event_seq)).toEqual([
+      1000, 999, 998, 997, 996,
+    ]);
+    await expect(stat(segment(dataDir, 'agent-1', 1))).rejects.toThrow();
+
+    const created = await second.commit(commitOf(lease, 'orphan', null, {}, newEvents(1, 'real')));
+    expect(created.events[0]?.event_seq).toBe(1);
+    expect((await lines(segment(dataDir, 'orphan', 0))).map((l) => JSON.parse(l).payload)).toEqual([{ tag: 'real', i: 0 }]);
+    const next = await second.commit(commitOf(lease, 'agent-1', 1, {}, newEvents(1, 'real')));
+    expect(next.events[0]?.event_seq).toBe(1001);
+    expect((await lines(segment(dataDir, 'agent-1', 1))).map((l) => JSON.parse(l).payload)).toEqual([{ tag: 'real', i: 0 }]);
+  });
+
+  it('ignores and removes half-written temp files of a dead writer', async () => {
+    const dataDir = await dirs.make();
+    const first = await openStore(dataDir);
+    const lease = await first.acquireLease('a', TTL_MS, T0);
+    await first.commit(commitOf(lease, 'agent-1', null, { v: 1 }, newEvents(1)));
+    await first.putGlobal('k', 'committed', lease.fencing_token);
+    await first.close();
+    // pid 99999999 is above any Linux pid_max: the writer that left these is dead.
+    const docTemp = join(dataDir, 'agents', 'agent-1', 'doc.json.99999999.1.tmp');
+    const globalTemp = join(dataDir, 'global.json.99999999.2.tmp');
+    await writeFile(docTemp, '{"version":2,"last_event_seq":1,"doc":{"v":');
+    await writeFile(globalTemp, '{"k":"unfinished');
+
+    const second = await openStore(dataDir);
+    expect(await second.loadAgent('agent-1')).toEqual({ version: 1, doc: { v: 1 }, last_event_seq: 1 });
+    expect(await second.getGlobal('k')).toBe('committed');
+    await expect(stat(docTemp)).rejects.toThrow();
+    await expect(stat(globalTemp)).rejects.toThrow();
+  });
+
+  it('refuses to open over a damaged doc.json instead of guessing', async () => {
+    const dataDir = await dirs.make();
+    const first = await openStore(dataDir);
+    const lease = await first.acquireLease('a', TTL_MS, T0);
+    await first.commit(commitOf(lease, 'agent-1', null, {}));
+    await first.close();
+    await writeFile(join(dataDir, 'agents', 'agent-1', 'doc.json'), '{"version":');
+    const second = await openStore(dataDir);
+    await rejection(second.loadAgent('agent-1'), 'store_unavailable');
+  });
+
+  it('spreads 3,000 events over three segments and pages across their boundaries', async () => {
+    const dataDir = await dirs.make();
+    const store = await openStore(dataDir);
+    const lease = await store.acquireLease('a', TTL_MS, T0);
+    let expected: number | null = null;
+    for (const size of [999, 2, 998, 1, 1000]) {
+      expected = (await store.commit(commitOf(lease, 'agent-big', expected, {}, newEvents(size)))).version;
+    }
+    const files = (await readdir(join(dataDir, 'agents', 'agent-big', 'events'))).sort();
+    expect(files).toEqual(['00000000.jsonl', '00000001.jsonl', '00000002.jsonl']);
+    for (const [n, name] of files.entries()) {
+      const seqs = (await lines(join(dataDir, 'agents', 'agent-big', 'events', name))).map((l) => JSON.parse(l).event_seq);
+      expect(seqs).toEqual(Array.from({ length: 1000 }, (_, i) => n * 1000 + i + 1));
+    }
+
+    const seqs = async (s: LowdbStore, query: Parameters<LowdbStore['readEvents']>[1]): Promise<number[]> =>
+      (await s.readEvents('agent-big', query)).events.map((e) => e.event_seq);
+    const checkPages = async (s: LowdbStore): Promise<void> => {
+      expect(await seqs(s, { after_seq: 995, limit: 10, order: 'asc' })).toEqual([996, 997, 998, 999, 1000, 1001, 1002, 1003, 1004, 1005]);
+      expect(await seqs(s, { before_seq: 2003, limit: 6, order: 'desc' })).toEqual([2002, 2001, 2000, 1999, 1998, 1997]);
+      expect(await seqs(s, { limit: 3, order: 'desc' })).toEqual([3000, 2999, 2998]);
+      expect(await seqs(s, { after_seq: 999, before_seq: 2002, limit: 5000, order: 'asc' })).toEqual(
+        Array.from({ length: 1002 }, (_, i) => 1000 + i),
+      );
+      expect(await seqs(s, { limit: 5000, order: 'asc' })).toEqual(Array.from({ length: 3000 }, (_, i) => i + 1));
+      const page = await s.readEvents('agent-big', { after_seq: 2999, limit: 5, order: 'asc' });
+      expect([page.oldest_seq, page.newest_seq]).toEqual([1, 3000]);
+    };
+    await checkPages(store);
+    await store.close();
+    // A log ending exactly on a segment boundary reopens cleanly and continues in a new segment.
+    const reopened = await openStore(dataDir);
+    await checkPages(reopened);
+    const next = await reopened.commit(commitOf(lease, 'agent-big', 5, {}, newEvents(1)));
+    expect(next.events[0]?.event_seq).toBe(3001);
+    expect(await lines(segment(dataDir, 'agent-big', 3))).toHaveLength(1);
+  });
+
+  it('writes the events of commits batched together in order, each segment line once', async () => {
+    const dataDir = await dirs.make();
+    const store = await openStore(dataDir);
+    const lease = await store.acquireLease('a', TTL_MS, T0);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        store.commit(commitOf(lease, 'agent-g', i === 0 ? null : i, { i }, newEvents(60, `c${i}`))),
+      ),
+    );
+    expect(results.map((r) => r.version)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    const onDisk = [...(await lines(segment(dataDir, 'agent-g', 0))), ...(await lines(segment(dataDir, 'agent-g', 1)))].map(
+      (l) => JSON.parse(l),
+    );
+    expect(onDisk.map((e) => e.event_seq)).toEqual(Array.from({ length: 1200 }, (_, i) => i + 1));
+    expect(onDisk.map((e) => e.payload.tag)).toEqual(results.flatMap((_, i) => Array.from({ length: 60 }, () => `c${i}`)));
+    expect(JSON.parse(await readFile(join(dataDir, 'agents', 'agent-g', 'doc.json'), 'utf8'))).toEqual({
+      version: 20,
+      last_event_seq: 1200,
+      doc: { i: 19 },
+    });
+  });
+
+  describe('writer.lock', () => {
+    it('refuses a second live writer with a clear message', async () => {
+      const dataDir = await dirs.make();
+      await openStore(dataDir);
+      const second = new LowdbStore({ dataDir });
+      const error = await rejection(second.open(), 'lease_lost');
+      expect(error.message).toBe(`data directory ${dataDir} is already used by process ${process.pid}`);
+    });
+
+    it('takes over the lock of a dead process', async () => {
+      const dataDir = await dirs.make();
+      await writeFile(join(dataDir, 'writer.lock'), '99999999\n');
+      await openStore(dataDir);
+      expect(Number(await readFile(join(dataDir, 'writer.lock'), 'utf8'))).toBe(process.pid);
+    });
+
+    it('is released by close, letting the next writer in', async () => {
+      const dataDir = await dirs.make();
+      const first = await openStore(dataDir);
+      await first.close();
+      const second = await openStore(dataDir);
+      await second.acquireLease('b', TTL_MS, T0);
+      expect((await second.readLease())?.holder).toBe('b');
+    });
+
+    it('is not taken when exclusiveProcessLock is false', async () => {
+      const dataDir = await dirs.make();
+      await openStore(dataDir, false);
+      await openStore(dataDir, false);
+      await expect(stat(join(dataDir, 'writer.lock'))).rejects.toThrow();
+    });
+  });
+
+  describe('lease across instances sharing a directory', () => {
+    it('fences the old holder as soon as lease.json shows a takeover', async () => {
+      const dataDir = await dirs.make();
+      const old = await openStore(dataDir, false);
+      const next = await openStore(dataDir, false);
+      const oldLease = await old.acquireLease('old', 1_000, T0);
+      await old.commit(commitOf(oldLease, 'agent-1', null, { by: 'old' }, newEvents(1)));
+
+      await rejection(next.acquireLease('new', 1_000, at(999)), 'lease_lost');
+      const newLease = await next.acquireLease('new', 1_000, at(1_000));
+      expect(newLease.fencing_token).toBe(oldLease.fencing_token + 1);
+
+      await rejection(old.commit(commitOf(oldLease, 'agent-1', 1, { by: 'old again' }, newEvents(1))), 'lease_lost');
+      await rejection(old.putGlobal('k', 'old', oldLease.fencing_token), 'lease_lost');
+      await rejection(old.renewLease(oldLease, 1_000, at(1_001)), 'lease_lost');
+      await rejection(old.acquireLease('old', 1_000, at(1_001)), 'lease_lost');
+
+      const committed = await next.commit(commitOf(newLease, 'agent-1', 1, { by: 'new' }, newEvents(1)));
+      expect(committed.events[0]?.event_seq).toBe(2);
+      expect(JSON.parse(await readFile(join(dataDir, 'agents', 'agent-1', 'doc.json'), 'utf8')).doc).toEqual({ by: 'new' });
+    });
+
+    it('lets the new holder see what the old one wrote after it had cached the agent', async () => {
+      const dataDir = await dirs.make();
+      const old = await openStore(dataDir, false);
+      const oldLease = await old.acquireLease('old', 1_000, T0);
+      await old.commit(commitOf(oldLease, 'agent-1', null, { v: 1 }, newEvents(1)));
+      await old.putGlobal('k', 1, oldLease.fencing_token);
+      // The future holder opens and reads (and caches) while the old one is still writing.
+      const next = await openStore(dataDir, false);
+      expect((await next.loadAgent('agent-1'))?.version).toBe(1);
+      expect(await next.getGlobal('k')).toBe(1);
+      await old.commit(commitOf(oldLease, 'agent-1', 1, { v: 2 }, newEvents(2)));
+      await old.putGlobal('k', 2, oldLease.fencing_token);
+
+      const newLease = await next.acquireLease('new', 1_000, at(2_000));
+      expect(await next.loadAgent('agent-1')).toEqual({ version: 2, doc: { v: 2 }, last_event_seq: 3 });
+      expect(await next.getGlobal('k')).toBe(2);
+      expect((await next.readEvents('agent-1', { limit: 10, order: 'asc' })).newest_seq).toBe(3);
+      const committed = await next.commit(commitOf(newLease, 'agent-1', 2, { v: 3 }, newEvents(1)));
+      expect(committed.events[0]?.event_seq).toBe(4);
+    });
+
+    it('refuses a token whose holder in lease.json is not the one this instance acquired it as', async () => {
+      const dataDir = await dirs.make();
+      const store = await openStore(dataDir);
+      const lease = await store.acquireLease('mine', TTL_MS, T0);
+      const stolen: Lease = { ...lease, holder: 'someone-else' };
+      await writeFile(join(dataDir, 'lease.json'), JSON.stringify(stolen));
+      await rejection(store.commit(commitOf(lease, 'agent-1', null, {})), 'lease_lost');
+      expect(await store.loadAgent('agent-1')).toBeNull();
+    });
+
+    it('never hands out the same token twice when instances acquire concurrently', async () => {
+      const dataDir = await dirs.make();
+      const stores = await Promise.all([0, 1, 2, 3].map(() => openStore(dataDir, false)));
+      const outcomes = await Promise.allSettled(stores.map((s, i) => s.acquireLease(`h${i}`, 1_000, T0)));
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      // After expiry every instance tries again: still exactly one wins, and the file names it.
+      const later = await Promise.allSettled(stores.map((s, i) => s.acquireLease(`h${i}`, 1_000, at(5_000))));
+      const winners = later.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+      expect(winners).toHaveLength(1);
+      expect(await stores[0]!.readLease()).toEqual(winners[0]);
+    });
+  });
+});

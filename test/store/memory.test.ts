@@ -1,0 +1,4 @@
+import { MemoryStore } from '../../src/store/index.js';
+import { storeContract } from './contract.js';
+
+storeContract('memory', async () => new MemoryStore());
