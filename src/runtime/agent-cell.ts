@@ -34,6 +34,8 @@ export interface CellEnv {
   attached(agentId: string, actor: AgentActor): void;
   detached(agentId: string): void;
   onCommitted(cell: AgentCell): void;
+  /** A commit was refused; a fenced (`lease_lost`) runtime stops its side effects at once. */
+  commitFailed(error: unknown): void;
 }
 
 /** Why a state change happened: the fields of a TransitionRecord the caller decides. */
@@ -252,13 +254,19 @@ export class Tx {
     }
     this.doc.last_commit_at = this.env.clock.now().toISOString();
     prune(this.doc);
-    const result = await this.env.store.commit({
-      agent_id: this.cell.id,
-      expected_version: this.cell.version,
-      doc: this.doc,
-      events: this.events,
-      fencing_token: this.env.fencingToken(),
-    });
+    let result;
+    try {
+      result = await this.env.store.commit({
+        agent_id: this.cell.id,
+        expected_version: this.cell.version,
+        doc: this.doc,
+        events: this.events,
+        fencing_token: this.env.fencingToken(),
+      });
+    } catch (error) {
+      this.env.commitFailed(error);
+      throw error;
+    }
     this.events = [];
     this.touched = false;
     this.cell.commitDone(structuredClone(this.doc), result.version);

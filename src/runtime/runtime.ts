@@ -75,7 +75,7 @@ import { newId, systemClock, type Clock } from './clock.js';
 import { EventBus } from './event-bus.js';
 import { factsOf } from './facts.js';
 import { admitMessage, headOfQueue, pendingCount, textOf, triggerOf, type NewMessage } from './messages.js';
-import { startCommand, waitForOutput, type CommandHandle, type CommandResult } from './process/index.js';
+import { signalGroup, startCommand, waitForOutput, type CommandHandle, type CommandResult } from './process/index.js';
 import { ScriptedRunner } from './scripted-runner.js';
 import { buildSnapshot, migrateSnapshot, verifySnapshot } from './snapshots.js';
 import { assembleSummary, listEntry, statechartOf, triggerSummary, workItemView } from './summary.js';
@@ -200,6 +200,9 @@ export class Runtime implements RuntimeApi {
       onCommitted: () => {
         this.lastCommitAt = this.clock.now().toISOString();
       },
+      commitFailed: (error) => {
+        if (error instanceof DomainError && error.code === 'lease_lost') this.onLeaseLost();
+      },
     };
   }
 
@@ -264,6 +267,7 @@ export class Runtime implements RuntimeApi {
 
   /** Seed 002: once renewal fails, no more external side effects from this instance. */
   private onLeaseLost(): void {
+    if (this.leaseLost) return;
     this.leaseLost = true;
     this.alarms.disarmAll();
     for (const controller of this.runs.values()) controller.abort();
@@ -370,6 +374,12 @@ export class Runtime implements RuntimeApi {
     // Effects left in doubt are never silently re-run: a started command becomes interrupted.
     for (const effect of doc.effects) {
       if (effect.status !== 'started') continue;
+      if (effect.kind === 'emit_parent_result') {
+        // Idempotent on the receiving side (a terminal task ignores it), so it is simply sent again.
+        const detail = effect.detail as { parent_agent_id: string; task_id: string; failed: boolean; text: string };
+        tx.onCommit(() => void this.deliverInvocationResult(tx.cell.id, { agent_id: detail.parent_agent_id, task_id: detail.task_id }, detail.failed, detail.text, effect.idempotency_key).catch(() => undefined));
+        continue;
+      }
       effect.status = 'in_doubt_resolved';
       effect.finished_at = now;
       effect.detail = { ...effect.detail, resolution: effect.kind === 'start_command' ? 'task_interrupted' : 'reconciled_on_recovery' };
@@ -377,6 +387,9 @@ export class Runtime implements RuntimeApi {
     }
     for (const task of doc.tasks) {
       if (TERMINAL.has(task.status)) continue;
+      // A detached command outlives a killed runtime: end its process group before marking it.
+      const pid = doc.effects.find((e) => e.idempotency_key === `start_command:${task.id}`)?.detail['pid'];
+      if (typeof pid === 'number') signalGroup(pid, 'SIGKILL');
       this.finishTaskRecord(tx, task, { status: 'interrupted', exit_code: null, reason: 'runtime_restarted' });
     }
     if (doc.state.current_run_id) {
@@ -1065,7 +1078,7 @@ export class Runtime implements RuntimeApi {
     if (!invokedBy) return;
     const key = `emit_parent_result:${invokedBy.task_id}`;
     if (tx.doc.effects.some((e) => e.idempotency_key === key)) return;
-    tx.doc.effects.push({ idempotency_key: key, agent_id: tx.cell.id, kind: 'emit_parent_result', status: 'started', started_at: tx.now.toISOString(), finished_at: null, detail: { parent_agent_id: invokedBy.agent_id, task_id: invokedBy.task_id } });
+    tx.doc.effects.push({ idempotency_key: key, agent_id: tx.cell.id, kind: 'emit_parent_result', status: 'started', started_at: tx.now.toISOString(), finished_at: null, detail: { parent_agent_id: invokedBy.agent_id, task_id: invokedBy.task_id, failed, text: text.slice(0, 8000) } });
     tx.onCommit(() => void this.deliverInvocationResult(tx.cell.id, invokedBy, failed, text, key).catch(() => undefined));
   }
 

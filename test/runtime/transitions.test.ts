@@ -1,0 +1,74 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { reasonChain } from '../../src/runtime/reason-chain.js';
+import type { Runtime } from '../../src/runtime/runtime.js';
+import { allEvents, eventually, openRuntime, tempDataDir, untilAsleep } from './helpers.js';
+
+describe('transitions are records (seed 002)', () => {
+  let runtime: Runtime;
+  let cleanup: () => void;
+  afterEach(async () => {
+    await runtime?.close();
+    cleanup?.();
+  });
+
+  it('rebuilds the reason chain from the event log alone, continuous from created to terminated', async () => {
+    const dir = tempDataDir();
+    cleanup = dir.cleanup;
+    runtime = await openRuntime(dir.dir);
+    await runtime.createAgent({ agent_id: 'chain' });
+    await untilAsleep(runtime, 'chain');
+    await runtime.control('chain', { action: 'stop' });
+    await runtime.control('chain', { action: 'start' });
+    await untilAsleep(runtime, 'chain');
+    await runtime.terminate('chain');
+    const chain = reasonChain(await allEvents(runtime, 'chain'));
+    expect(chain.gaps).toEqual([]);
+    expect(chain.transitions[0]?.from_state).toBe('created');
+    expect(chain.transitions.at(-1)?.to_state).toBe('terminated');
+    expect(chain.transitions.map((t) => t.seq)).toEqual(chain.transitions.map((_, i) => i + 1));
+    expect(chain.transitions).toEqual(await runtime.listTransitions('chain', { limit: 512 }));
+    for (const t of chain.transitions) expect(t.reason.length).toBeGreaterThan(0);
+    // Transitions with side effects carry the five protocol phases, in order.
+    const initialized = chain.transitions.find((t) => t.from_state === 'initializing' && t.to_phase === 'active');
+    expect(initialized?.phases.map((p) => p.phase)).toEqual([
+      'transition_requested',
+      'guard_checked',
+      'transition_prepared',
+      'side_effects_applied',
+      'transition_committed',
+    ]);
+    const terminated = chain.transitions.find((t) => t.to_state === 'terminated');
+    expect(terminated?.phases.map((p) => p.phase).at(-1)).toBe('transition_committed');
+  });
+
+  it('commits a transition_id once, refuses stale versions, illegal targets and guard refusals without changing anything', async () => {
+    const dir = tempDataDir();
+    cleanup = dir.cleanup;
+    runtime = await openRuntime(dir.dir);
+    await runtime.createAgent({ agent_id: 'proto' });
+    await untilAsleep(runtime, 'proto');
+    const version = (await runtime.getSummary('proto')).state_version;
+    const request = { transition_id: 'wake-1', to: 'active' as const, reason: 'operator wants it up', expected_version: version };
+    const first = await runtime.transition('proto', request);
+    expect(first.replayed).toBe(false);
+    expect(first.record.to_phase).toBe('active');
+    expect(first.record.phases.map((p) => p.phase)).toEqual(['transition_requested', 'guard_checked', 'transition_prepared', 'side_effects_applied', 'transition_committed']);
+    const again = await runtime.transition('proto', request);
+    expect(again.replayed).toBe(true);
+    expect(again.record).toEqual(first.record);
+    const eventsBefore = (await allEvents(runtime, 'proto')).length;
+    const stale = runtime.transition('proto', { transition_id: 'wake-2', to: 'evolving', reason: 'x', expected_version: version });
+    await expect(stale).rejects.toMatchObject({ code: 'version_conflict' });
+    await untilAsleep(runtime, 'proto');
+    const now = (await runtime.getSummary('proto')).state_version;
+    const afterSleep = (await allEvents(runtime, 'proto')).length;
+    expect(afterSleep).toBeGreaterThanOrEqual(eventsBefore);
+    await expect(runtime.transition('proto', { transition_id: 'evolve-asleep', to: 'evolving', reason: 'x', expected_version: now })).rejects.toMatchObject({ code: 'illegal_transition' });
+    // A running task keeps the agent awake: the canSleep guard refuses an explicit sleep request.
+    const task = await runtime.execCommand('proto', { summary: 'keeps it awake', cmd: 'sleep 5', accepts_input: false });
+    await eventually(async () => ((await runtime.getTask('proto', task.id)).status === 'running' ? true : undefined));
+    const started = (await runtime.getSummary('proto')).state_version;
+    await expect(runtime.transition('proto', { transition_id: 'sleep-now', to: 'sleeping', reason: 'x', expected_version: started })).rejects.toMatchObject({ code: 'guard_rejected', details: { guard: 'canSleep' } });
+    expect((await runtime.listTransitions('proto', { limit: 512 })).some((t) => t.transition_id === 'sleep-now')).toBe(false);
+  });
+});
