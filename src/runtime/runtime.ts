@@ -681,12 +681,13 @@ export class Runtime implements RuntimeApi {
       closure: doc.last_closure,
       continuation: resolution,
     };
+    // The turn runs only once its start is durable.
     if (doc.config.turn_runner === 'http_worker') {
-      this.offers.offer(offer);
+      tx.onCommit(() => this.offers.offer(offer));
     } else {
       const controller = new AbortController();
       this.runs.set(runId, controller);
-      queueMicrotask(() => void this.runTurn(tx.cell.id, offer, controller));
+      tx.onCommit(() => void this.runTurn(tx.cell.id, offer, controller));
     }
   }
 
@@ -1901,10 +1902,10 @@ export class Runtime implements RuntimeApi {
 
   async completeTurn(runId: string, request: CompleteTurnRequest): Promise<{ run_id: string; applied: boolean }> {
     const req = CompleteTurnRequest.parse(request);
-    const claim = this.offers.complete(runId);
-    await this.mutate(claim.agent_id, async (tx) => {
-      if (tx.doc.state.current_run_id !== runId) throw new DomainError('stale_run_id', `run ${runId} is no longer current`);
-      this.finishTurn(tx, runId, req);
+    const offer = this.offers.complete(runId);
+    await this.mutate(offer.agent_id, async (tx) => {
+      if (tx.doc.state.current_run_id !== offer.run_id) throw new DomainError('stale_run_id', `run ${offer.run_id} is no longer current`);
+      this.finishTurn(tx, offer.run_id, req);
     });
     return { run_id: runId, applied: true };
   }

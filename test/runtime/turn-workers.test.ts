@@ -1,0 +1,47 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Runtime } from '../../src/runtime/runtime.js';
+import { eventsOfType, eventually, openRuntime, tempDataDir } from './helpers.js';
+
+describe('turn workers: HTTP clients as the agent brain', () => {
+  let runtime: Runtime;
+  let cleanup: () => void;
+  afterEach(async () => {
+    await runtime?.close();
+    cleanup?.();
+  });
+
+  it('offers a turn, applies a completion once, re-offers after lease expiry and refuses the late completion', async () => {
+    const dir = tempDataDir();
+    cleanup = dir.cleanup;
+    runtime = await openRuntime(dir.dir, { turnLeaseMs: 200 });
+    await runtime.createAgent({ agent_id: 'remote', config: { turn_runner: 'http_worker', model: 'external' } });
+    expect(await runtime.claimTurn({ wait_ms: 0 })).toBeNull();
+    const waiting = runtime.claimTurn({ agent_ids: ['remote'], wait_ms: 5_000 });
+    await runtime.prompt('remote', { text: 'please run ls' });
+    const first = await waiting;
+    expect(first?.agent_id).toBe('remote');
+    expect(first?.messages[0]?.kind).toBe('operator_prompt');
+    expect((await runtime.getSummary('remote')).agent.status).toBe('awake_running');
+    // The first worker goes silent past its lease; the turn is offered again.
+    await new Promise((r) => setTimeout(r, 300));
+    const second = await runtime.claimTurn({ wait_ms: 1_000 });
+    expect(second).not.toBeNull();
+    expect(second?.run_id).not.toBe(first?.run_id);
+    await expect(runtime.completeTurn(first?.run_id as string, { actions: [] })).rejects.toMatchObject({ code: 'lease_lost' });
+    await expect(runtime.heartbeatTurn(first?.run_id as string)).rejects.toMatchObject({ code: 'lease_lost' });
+    const beat = await runtime.heartbeatTurn(second?.run_id as string);
+    expect(Date.parse(beat.lease_expires_at)).toBeGreaterThan(Date.now());
+    const done = await runtime.completeTurn(second?.run_id as string, { actions: [{ type: 'exec_command', cmd: 'echo remote', wait: true }], text: 'running it' });
+    expect(done.applied).toBe(true);
+    await expect(runtime.completeTurn(second?.run_id as string, { actions: [] })).rejects.toMatchObject({ code: 'lease_lost' });
+    // Applied exactly once: one task was created.
+    const created = (await eventsOfType(runtime, 'remote', 'task_status_changed')).filter((e) => e.payload['status'] === 'queued');
+    expect(created).toHaveLength(1);
+    // The task result re-enters as a new turn offered to workers.
+    const reentry = await runtime.claimTurn({ wait_ms: 5_000 });
+    expect(reentry?.messages[0]?.kind).toBe('task_result');
+    expect(reentry?.continuation?.class).toBe('resume_expected_wait');
+    await runtime.completeTurn(reentry?.run_id as string, { actions: [] });
+    await eventually(async () => ((await runtime.getSummary('remote')).agent.status === 'asleep' ? true : undefined));
+  });
+});
