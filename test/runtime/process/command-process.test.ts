@@ -186,7 +186,10 @@ describe('startCommand', () => {
   });
 
   it('does not wait forever for a writer that escaped the process group', async () => {
-    const handle = start('setsid sleep 3 & echo started');
+    // The escapee announces itself (outside the pipe) before the shell prints and exits, so it is
+    // certainly out of the group and holding the pipe when the group ends.
+    const marker = join(dir, 'escaped');
+    const handle = start(`setsid sh -c 'touch ${marker}; sleep 3' & while [ ! -f ${marker} ]; do sleep 0.01; done; echo started`);
     const result = await handle.result;
     expect(result).toMatchObject({ outcome: 'completed', exit_code: 0 });
     expect(result.error).toMatch(/left the process group/);
