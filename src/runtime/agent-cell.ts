@@ -1,4 +1,4 @@
-import { createActor, type Actor } from 'xstate';
+import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { agentLabels, agentMachine, type AgentEmitted, type AgentEvent as MachineEvent } from '../../machines/index.js';
 import {
   DomainError,
@@ -30,6 +30,8 @@ export interface CellEnv {
   logic: AgentLogic;
   /** The lease fencing token; throws `lease_lost` once the lease is gone, so nothing is written. */
   fencingToken(): number;
+  /** Observes every XState inspection event of every agent actor (`serve --inspect-log`). */
+  inspect?: (event: InspectionEvent) => void;
   /** Tells the agent's shard supervisor that a live actor appeared or went away. */
   attached(agentId: string, actor: AgentActor): void;
   detached(agentId: string): void;
@@ -92,6 +94,7 @@ export class AgentCell {
       systemId: `agent:${this.id}`,
       input: { agentId: this.id },
       ...(this.doc.machine ? { snapshot: this.doc.machine as never } : {}),
+      ...(this.env.inspect ? { inspect: this.env.inspect } : {}),
     };
     const actor = createActor(this.env.logic, options);
     actor.on('effect.requested', (effect) => this.effects.push(effect));

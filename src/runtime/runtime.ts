@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { createActor, type Actor } from 'xstate';
+import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { agentMachine, supervisorMachine, type ContinuationEvent } from '../../machines/index.js';
 import {
   decideForMessage,
@@ -140,6 +140,13 @@ export interface RuntimeOptions {
    * @default 10_000
    */
   effectTimeoutMs?: number;
+  /**
+   * Receives every XState inspection event of the agent actors and their children, e.g. to record
+   * them as JSONL for offline replay (`holon-xstate serve --inspect-log <file>`).
+   * @default none (inspection costs ~40% of actor throughput)
+   * @example (event) => log.write(JSON.stringify(event) + '\n')
+   */
+  inspect?: (event: InspectionEvent) => void;
 }
 
 type Shard = Actor<typeof supervisorMachine>;
@@ -178,7 +185,7 @@ export class Runtime implements RuntimeApi {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly runner: TurnRunner,
-    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'turnLeaseMs' | 'shardCapacity' | 'effectTimeoutMs'>> & { dataDir: string },
+    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'turnLeaseMs' | 'shardCapacity' | 'effectTimeoutMs'>> & { dataDir: string; inspect?: RuntimeOptions['inspect'] },
     nodeId: string,
   ) {
     this.nodeId = nodeId;
@@ -190,6 +197,7 @@ export class Runtime implements RuntimeApi {
       clock,
       bus: this.bus,
       logic: agentMachine,
+      ...(options.inspect ? { inspect: options.inspect } : {}),
       fencingToken: () => this.fencingToken(),
       attached: (agentId, actor) => {
         const shard = this.shardFor(agentId);
@@ -220,6 +228,7 @@ export class Runtime implements RuntimeApi {
         turnLeaseMs: options.turnLeaseMs ?? 30_000,
         shardCapacity: options.shardCapacity ?? 1_000,
         effectTimeoutMs: options.effectTimeoutMs ?? 10_000,
+        ...(options.inspect ? { inspect: options.inspect } : {}),
       },
       options.nodeId ?? `node-${process.pid}`,
     );
