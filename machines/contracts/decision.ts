@@ -45,16 +45,24 @@ function workItemWaitDecision(waiting: WaitingWorkItem, facts: SchedulerFacts): 
 }
 
 /**
- * Ref §6.3. None while interrupted entries await replay or runnable work exists. Agent-level waits of any kind
- * read as an external change. The reference's "operator wait whose recheck_at has passed yields no decision"
+ * Ref §6.3. None while interrupted entries await replay or runnable work exists. Agent-level waits read as an
+ * external change, except a wait on a task result, which is a task wait (as in closure). The reference's "operator wait whose recheck_at has passed yields no decision"
  * exception is not modelled: the facts carry no recheck deadlines.
  */
 export function waitDecision(facts: SchedulerFacts): SchedulerDecision | null {
   if (facts.queue.interrupted > 0 || workSignal(facts) !== null) return null;
-  const agentWaits = activeAgentWaits(facts).length;
-  if (agentWaits > 0) {
+  const agentWaits = activeAgentWaits(facts);
+  // Same reading as closure: an explicit agent-level wait on a task result is a task wait (seed 000).
+  const taskWait = agentWaits.find((wait) => wait.kind === 'task');
+  if (taskWait) {
+    return decision('wait_for_task', 'active_agent_task_wait', {
+      ...(taskWait.subject_ref ? { task_id: taskWait.subject_ref } : {}),
+      evidence: [`active_agent_task_wait=${agentWaits.filter((wait) => wait.kind === 'task').length}`],
+    });
+  }
+  if (agentWaits.length > 0) {
     return decision('wait_for_external_change', 'active_agent_waiting_intents', {
-      evidence: [`active_agent_waiting_intents=${agentWaits}`],
+      evidence: [`active_agent_waiting_intents=${agentWaits.length}`],
     });
   }
   if (facts.active_timers > 0) {

@@ -41,18 +41,14 @@ export function acceptsTaskUpdate(current: TaskStatus, next: TaskStatus): boolea
  *   directly: seed 004 says TaskStop "may first enter Cancelling", and ref §9.3 cancels handle-less stops at once.
  * - cancelling → cancelled | interrupted, and → completed | failed: the process may exit on its own before the
  *   stop signal lands, and the real exit status is kept rather than rewritten as cancelled.
- * - Terminal statuses have no way out.
+ * - Terminal statuses have no way out, so they have no entry here.
  */
-const ARROWS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
+const ARROWS: Readonly<Partial<Record<TaskStatus, readonly TaskStatus[]>>> = {
   queued: ['running', 'cancelled', 'failed', 'interrupted'],
   running: ['completed', 'failed', 'interrupted', 'cancelling', 'cancelled'],
   cancelling: ['cancelled', 'interrupted', 'completed', 'failed'],
-  completed: [],
-  failed: [],
-  cancelled: [],
-  interrupted: [],
 };
 
 export function legalTaskTransition(from: TaskStatus, to: TaskStatus): boolean {
-  return ARROWS[from].includes(to);
+  return ARROWS[from]?.includes(to) ?? false;
 }

@@ -67,6 +67,11 @@ const waitRows: WaitRow[] = [
     }),
   },
   {
+    rule: 'seed000 an agent-level wait on a task result → wait_for_task, over other agent-level waits',
+    facts: facts({ waits: [wait('external'), wait('task', { subject_ref: 'task-1' })], active_timers: 1 }),
+    expected: decision('wait_for_task', 'active_agent_task_wait', { task_id: 'task-1', evidence: ['active_agent_task_wait=1'] }),
+  },
+  {
     rule: 'ref§6.3 active timers → wait_for_timer, over a waiting work item',
     facts: facts({ ...taskWaiting, active_timers: 3 }),
     expected: decision('wait_for_timer', 'active_timers', { evidence: ['active_timers=3'] }),
