@@ -454,7 +454,9 @@ export class Runtime implements RuntimeApi {
       }
       case 'sleep': {
         phase('transition_prepared');
-        this.takeSnapshotInto(tx, 'pre_sleep');
+        // Back to sleep after a refused wake: the incompatible snapshot stays the recovery point
+        // until it is migrated; a fresh one would hide the refusal.
+        if (!tx.doc.refusal) this.takeSnapshotInto(tx, 'pre_sleep');
         phase('side_effects_applied');
         tx.doc.state.sleeping_until = null;
         return;
@@ -1306,6 +1308,12 @@ export class Runtime implements RuntimeApi {
     committed.to_state = statePath(tx.cell.ensureActor().getSnapshot().value);
     committed.to_phase = tx.doc.state.phase;
     tx.emit('transition_phase', { transition_id: req.transition_id, phase: 'transition_committed', to_phase: tx.doc.state.phase });
+    const refusal = tx.doc.refusal;
+    if (refusal && (req.to === 'active' || req.to === 'waking') && tx.doc.state.phase === 'sleeping') {
+      await tx.flush();
+      tx.cell.passivate();
+      throw new DomainError('snapshot_incompatible', `${refusal.reason}; ${refusal.hint}`, { hint: refusal.hint, transition_id: req.transition_id });
+    }
     if (tx.doc.state.phase === 'sleeping') {
       await tx.flush();
       tx.cell.passivate();

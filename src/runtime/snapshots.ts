@@ -78,15 +78,13 @@ export type SnapshotVerdict =
   | { ok: false; kind: 'incompatible'; reason: string; hint: string }
   | { ok: false; kind: 'corrupted'; reason: string };
 
-/** Seed 002 wake checks: shape, checksum, schema version, identity. */
+/** Seed 002 wake checks, in order: shape, schema version, checksum, identity. */
 export function verifySnapshot(raw: unknown, agentId: string, identityVersion: number): SnapshotVerdict {
   const parsed = Snapshot.safeParse(raw);
   if (!parsed.success) return { ok: false, kind: 'corrupted', reason: 'snapshot does not parse as the seed-002 tree' };
   const snapshot = parsed.data;
-  const { checksum, ...recovery } = snapshot.recovery;
-  if (checksumOf({ ...snapshot, recovery }) !== checksum) {
-    return { ok: false, kind: 'corrupted', reason: `snapshot ${snapshot.snapshot_id} fails its SHA-256 checksum` };
-  }
+  // The schema version comes first: a snapshot of another schema may checksum differently, so
+  // it is refused as incompatible (with its way out), not taken for corrupted.
   if (snapshot.recovery.schema_version !== SNAPSHOT_SCHEMA_VERSION) {
     return {
       ok: false,
@@ -97,6 +95,10 @@ export function verifySnapshot(raw: unknown, agentId: string, identityVersion: n
           ? `run \`holon-xstate migrate --data-dir <dir> --agent ${agentId}\` to migrate it, then wake the agent again`
           : `roll back to a runtime that writes schema_version ${snapshot.recovery.schema_version}, or run \`holon-xstate migrate --data-dir <dir> --agent ${agentId}\` to rewrite it`,
     };
+  }
+  const { checksum, ...recovery } = snapshot.recovery;
+  if (checksumOf({ ...snapshot, recovery }) !== checksum) {
+    return { ok: false, kind: 'corrupted', reason: `snapshot ${snapshot.snapshot_id} fails its SHA-256 checksum` };
   }
   if (snapshot.agent_id !== agentId || snapshot.identity.id !== agentId) {
     return { ok: false, kind: 'corrupted', reason: `snapshot belongs to ${snapshot.identity.id}, not ${agentId}` };

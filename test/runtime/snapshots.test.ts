@@ -1,0 +1,98 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { verifySnapshot } from '../../src/runtime/snapshots.js';
+import type { Runtime } from '../../src/runtime/runtime.js';
+import { eventually, openRuntime, tempDataDir, untilAsleep } from './helpers.js';
+
+type DocFile = { doc: { snapshots: Array<{ recovery: { schema_version: number; checksum: string }; identity: { mission: string } }> } };
+
+async function editDoc(dir: string, agentId: string, edit: (file: DocFile) => void): Promise<void> {
+  const path = join(dir, 'agents', agentId, 'doc.json');
+  const file = JSON.parse(await readFile(path, 'utf8')) as DocFile;
+  edit(file);
+  await writeFile(path, JSON.stringify(file));
+}
+
+describe('snapshots as recovery points (seed 002)', () => {
+  let runtime: Runtime | undefined;
+  let cleanup: () => void;
+  afterEach(async () => {
+    await runtime?.close();
+    runtime = undefined;
+    cleanup?.();
+  });
+
+  it('are taken at initialization, before sleep, on request and at terminate, each with a valid checksum', async () => {
+    const dir = tempDataDir();
+    cleanup = dir.cleanup;
+    runtime = await openRuntime(dir.dir);
+    await runtime.createAgent({ agent_id: 'snappy' });
+    await untilAsleep(runtime, 'snappy');
+    await runtime.takeSnapshot('snappy');
+    await runtime.terminate('snappy');
+    const snapshots = await runtime.listSnapshots('snappy');
+    expect(snapshots.map((s) => s.kind)).toEqual(['initial', 'pre_sleep', 'on_request', 'archive']);
+    for (const snapshot of snapshots) expect(verifySnapshot(snapshot, 'snappy', 1).ok).toBe(true);
+    expect((await runtime.getSnapshot('snappy', snapshots[0]?.snapshot_id as string)).kind).toBe('initial');
+    await expect(runtime.getSnapshot('snappy', 'snap_missing')).rejects.toMatchObject({ code: 'snapshot_not_found' });
+    // Terminated is final: every mutating call is refused.
+    await expect(runtime.prompt('snappy', { text: 'x' })).rejects.toMatchObject({ code: 'agent_terminated' });
+    expect((await runtime.terminate('snappy')).phase).toBe('terminated');
+  });
+
+  it('an incompatible schema_version refuses Active with a migration hint; after migrate the agent wakes', async () => {
+    const dir = tempDataDir();
+    cleanup = dir.cleanup;
+    runtime = await openRuntime(dir.dir, { nodeId: 'a' });
+    await runtime.createAgent({ agent_id: 'old' });
+    await untilAsleep(runtime, 'old');
+    await runtime.close();
+    await editDoc(dir.dir, 'old', (file) => {
+      const latest = file.doc.snapshots.at(-1);
+      if (latest) latest.recovery.schema_version = 99;
+    });
+    runtime = await openRuntime(dir.dir, { nodeId: 'b' });
+    const version = (await runtime.getSummary('old')).state_version;
+    const refused = runtime.transition('old', { transition_id: 'wake-old', to: 'active', reason: 'try', expected_version: version });
+    await expect(refused).rejects.toMatchObject({ code: 'snapshot_incompatible' });
+    await refused.catch((error: { message: string }) => expect(error.message).toContain('holon-xstate migrate'));
+    const asleep = await runtime.getSummary('old');
+    expect(asleep.phase).toBe('sleeping');
+    expect(asleep.lifecycle.operator_hint).toContain('holon-xstate migrate');
+    // A prompt queues but cannot wake the agent either.
+    await runtime.prompt('old', { text: 'still there?' });
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await runtime.getSummary('old')).phase).toBe('sleeping');
+    expect((await runtime.migrate('old')).migrated).toBeGreaterThan(0);
+    const woke = await eventually(async () => {
+      const found = (await runtime?.listTransitions('old', { limit: 512 }))?.filter((t) => t.from_state === 'waking' && t.to_phase === 'active');
+      return found && found.length > 0 ? found : undefined;
+    });
+    expect(woke[0]?.phases.map((p) => p.phase)).toContain('side_effects_applied');
+  });
+
+  it('a corrupted snapshot sends the waking agent to Recovering, never straight to Active', async () => {
+    const dir = tempDataDir();
+    cleanup = dir.cleanup;
+    runtime = await openRuntime(dir.dir, { nodeId: 'a' });
+    await runtime.createAgent({ agent_id: 'torn' });
+    await untilAsleep(runtime, 'torn');
+    await runtime.close();
+    await editDoc(dir.dir, 'torn', (file) => {
+      const latest = file.doc.snapshots.at(-1);
+      if (latest) latest.identity.mission = 'tampered';
+    });
+    runtime = await openRuntime(dir.dir, { nodeId: 'b' });
+    await runtime.prompt('torn', { text: 'wake up' });
+    const path = await eventually(async () => {
+      const steps = (await runtime?.listTransitions('torn', { limit: 512 }))?.map((t) => `${t.from_state}>${t.to_state}`) ?? [];
+      return steps.includes('recovering>active.awakeIdle') ? steps : undefined;
+    });
+    const waking = path.lastIndexOf('sleeping>waking');
+    expect(path[waking + 1]).toBe('waking>recovering');
+    expect(path[waking + 2]).toBe('recovering>active.awakeIdle');
+    const recovery = (await runtime.listSnapshots('torn')).find((s) => s.kind === 'recovery');
+    expect(recovery && verifySnapshot(recovery, 'torn', 1).ok).toBe(true);
+  });
+});
