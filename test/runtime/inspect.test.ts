@@ -11,7 +11,7 @@ describe('inspection (serve --inspect-log)', () => {
       await runtime.createAgent({ agent_id: 'watched' });
       await runtime.execCommand('watched', { summary: 'x', cmd: 'true', accepts_input: false });
       await untilAsleep(runtime, 'watched');
-      const actorIds = new Set(seen.filter((e) => e.type === '@xstate.actor').map((e) => e.actorRef.id));
+      const actorIds = new Set(seen.filter((e) => e.type === '@xstate.actor').map((e) => (e.actorRef as { id?: string }).id));
       expect(actorIds.has('watched')).toBe(true);
       expect(actorIds.has('continuation')).toBe(true);
       const events = seen.filter((e) => e.type === '@xstate.event').map((e) => (e as { event: { type: string } }).event.type);
