@@ -226,23 +226,25 @@ export class Tx {
    */
   private carryProtocol(record: TransitionRecord, toPhase: LifecyclePhase): void {
     const pending = this.doc.pending_transition;
+    const opening: TransitionPhaseLog[] = [
+      { phase: 'transition_requested', at: record.requested_at },
+      { phase: 'guard_checked', at: record.committed_at },
+    ];
     if (pending && pending.transitional_phase === record.from_phase) {
       record.phases = [...pending.phases, { phase: 'transition_committed', at: record.committed_at }];
       record.requested_at = pending.requested_at;
       record.evidence_refs = [...record.evidence_refs, `transition:${pending.transition_id}`];
       this.doc.pending_transition = null;
+    } else if (TRANSITIONAL.has(toPhase)) {
+      record.phases = [...opening];
     }
     if (TRANSITIONAL.has(toPhase)) {
-      record.phases = [
-        { phase: 'transition_requested', at: record.requested_at },
-        { phase: 'guard_checked', at: record.committed_at },
-      ];
       this.doc.pending_transition = {
         transition_id: record.transition_id,
         from_phase: record.from_phase,
         transitional_phase: toPhase,
-        requested_at: record.requested_at,
-        phases: [...record.phases],
+        requested_at: record.committed_at,
+        phases: [...opening],
       };
     }
   }

@@ -420,7 +420,8 @@ export class Runtime implements RuntimeApi {
       await this.performEffect(tx, { type: 'effect.requested', effect, key: `${tx.cell.id}:${effect}:recovery` });
       await this.drainEffects(tx);
     }
-    tx.touch();
+    // A quiet agent (asleep, stopped, terminated) commits nothing at boot.
+    if (!tx.dirty) tx.cell.passivate();
   }
 
   private armTimers(doc: AgentDoc): void {
@@ -480,6 +481,13 @@ export class Runtime implements RuntimeApi {
         return;
       }
       case 'recover': {
+        // A termination that failed half-way is isolated, not undone: it waits in Recovering, with
+        // the failed phase recorded, for an operator to retry the termination (seed 002 scenario 5).
+        const pending = tx.doc.pending_transition;
+        if (pending?.from_phase === 'terminating') {
+          tx.emit('transition_phase', { transition_id: pending.transition_id, phase: 'isolated_for_operator', detail: tx.doc.failure?.reason ?? 'termination failed' });
+          return;
+        }
         phase('transition_prepared');
         // Recovery ends on a fresh, verified recovery point built from committed records only.
         const snapshot = this.takeSnapshotInto(tx, 'recovery');
@@ -505,7 +513,7 @@ export class Runtime implements RuntimeApi {
       case 'terminate': {
         phase('transition_prepared');
         try {
-          await this.withTimeout(this.stopEffects(tx, 'agent_terminated'), 'terminate');
+          await this.stopEffects(tx, 'agent_terminated', true);
           for (const timer of tx.doc.timers) if (timer.status === 'active') this.cancelTimerRecord(tx, timer);
           this.takeSnapshotInto(tx, 'archive');
           phase('side_effects_applied');
@@ -532,8 +540,18 @@ export class Runtime implements RuntimeApi {
     }
   }
 
-  /** Stop / terminate: abort the run, interrupt tasks, revoke triggers; the queue is kept. */
-  private async stopEffects(tx: Tx, reason: string): Promise<void> {
+  /** Ends the processes of the agent's live tasks (SIGTERM, grace, SIGKILL of each group). */
+  private async stopProcesses(tx: Tx): Promise<void> {
+    const handles = tx.doc.tasks.filter((t) => !TERMINAL.has(t.status)).map((t) => this.live.get(t.id)?.handle);
+    await Promise.all(handles.map((handle) => handle?.stop().catch(() => undefined)));
+  }
+
+  /**
+   * Stop / terminate: abort the run, interrupt tasks, revoke triggers; the queue is kept. The
+   * records change only once the processes are gone, so a stop that times out changes nothing.
+   */
+  private async stopEffects(tx: Tx, reason: string, timeout = false): Promise<void> {
+    await (timeout ? this.withTimeout(this.stopProcesses(tx), 'stopping the task processes') : this.stopProcesses(tx));
     const runId = tx.doc.state.current_run_id;
     if (runId) {
       this.runs.get(runId)?.abort();
@@ -545,9 +563,7 @@ export class Runtime implements RuntimeApi {
     }
     for (const task of tx.doc.tasks) {
       if (TERMINAL.has(task.status)) continue;
-      const live = this.live.get(task.id);
       this.live.delete(task.id);
-      if (live) await live.handle.stop().catch(() => undefined);
       this.finishTaskRecord(tx, task, { status: 'interrupted', exit_code: null, reason }, { enqueueResult: false });
     }
     for (const trigger of tx.doc.triggers) if (trigger.status === 'active') this.revokeTriggerRecord(tx, trigger);

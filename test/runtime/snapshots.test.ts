@@ -96,3 +96,34 @@ describe('snapshots as recovery points (seed 002)', () => {
     expect(recovery && verifySnapshot(recovery, 'torn', 1).ok).toBe(true);
   });
 });
+
+describe('terminate with a hanging side effect (seed 002 scenario 5)', () => {
+  it('ends Recovering with the failed phase recorded, not Terminated', async () => {
+    const dir = tempDataDir();
+    // The task ignores SIGTERM and the kill grace outlasts the effect timeout: stopping it "hangs".
+    const runtime = await openRuntime(dir.dir, { killGraceMs: 3_000, effectTimeoutMs: 300 });
+    try {
+      await runtime.createAgent({ agent_id: 'stubborn' });
+      const task = await runtime.execCommand('stubborn', { summary: 'ignores TERM', cmd: 'trap "" TERM; sleep 30', accepts_input: false });
+      await eventually(async () => ((await runtime.getTask('stubborn', task.id)).status === 'running' ? true : undefined));
+      const summary = await runtime.terminate('stubborn');
+      expect(summary.phase).toBe('recovering');
+      expect(summary.phase).not.toBe('terminated');
+      const failed = (await runtime.listTransitions('stubborn', { limit: 512 })).at(-1);
+      expect(failed?.from_state).toBe('terminating');
+      expect(failed?.to_state).toBe('recovering');
+      expect(failed?.reason).toMatch(/timed out/);
+      expect(failed?.phases.map((p) => p.phase)).toEqual(['transition_requested', 'guard_checked', 'transition_prepared', 'transition_committed']);
+      // The records did not pretend the task was interrupted while its process was still there.
+      expect((await runtime.getTask('stubborn', task.id)).status).toBe('running');
+      // It stays isolated in Recovering; a retried termination (the process is gone by now) completes.
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await runtime.getSummary('stubborn')).phase).toBe('recovering');
+      await eventually(async () => ((await runtime.terminate('stubborn')).phase === 'terminated' ? true : undefined), 15_000);
+      expect((await runtime.getTask('stubborn', task.id)).status).toBe('interrupted');
+    } finally {
+      await runtime.close();
+      dir.cleanup();
+    }
+  });
+});
