@@ -1382,17 +1382,24 @@ export class Runtime implements RuntimeApi {
     return snapshot;
   }
 
-  /** `holon-xstate migrate`: rewrites an agent's snapshots at the current schema version. */
-  async migrate(agentId: string): Promise<{ migrated: number }> {
+  /**
+   * `holon-xstate migrate`: rewrites the agent's intact snapshots of another schema version at the
+   * current one. Corrupted snapshots are left as they are (`skipped_corrupted`): waking on them
+   * goes through Recovering, which builds a fresh recovery point.
+   */
+  async migrate(agentId: string): Promise<{ migrated: number; skipped_corrupted: number }> {
     return this.mutate(agentId, async (tx) => {
       let migrated = 0;
-      tx.doc.snapshots = tx.doc.snapshots.map((s) => {
-        migrated += 1;
-        return migrateSnapshot(s);
+      let skipped = 0;
+      tx.doc.snapshots = tx.doc.snapshots.map((snapshot) => {
+        const next = migrateSnapshot(snapshot);
+        if (!next) skipped += 1;
+        else if (next !== snapshot) migrated += 1;
+        return next ?? snapshot;
       });
       tx.doc.refusal = null;
-      tx.emit('snapshot_taken', { migrated });
-      return { migrated };
+      tx.emit('snapshot_taken', { migrated, skipped_corrupted: skipped });
+      return { migrated, skipped_corrupted: skipped };
     });
   }
 

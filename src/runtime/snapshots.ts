@@ -70,7 +70,7 @@ export function buildSnapshot(doc: AgentDoc, kind: SnapshotKind, ctx: SnapshotCo
       created_at: ctx.now.toISOString(),
     },
   };
-  return { ...unsigned, recovery: { ...unsigned.recovery, checksum: checksumOf(unsigned) } };
+  return signed(unsigned);
 }
 
 export type SnapshotVerdict =
@@ -78,13 +78,21 @@ export type SnapshotVerdict =
   | { ok: false; kind: 'incompatible'; reason: string; hint: string }
   | { ok: false; kind: 'corrupted'; reason: string };
 
-/** Seed 002 wake checks, in order: shape, schema version, checksum, identity. */
+function checksumMatches(snapshot: Snapshot): boolean {
+  const { checksum, ...recovery } = snapshot.recovery;
+  return checksumOf({ ...snapshot, recovery }) === checksum;
+}
+
+/** Seed 002 wake checks, in order: shape, checksum, schema version, identity. */
 export function verifySnapshot(raw: unknown, agentId: string, identityVersion: number): SnapshotVerdict {
   const parsed = Snapshot.safeParse(raw);
   if (!parsed.success) return { ok: false, kind: 'corrupted', reason: 'snapshot does not parse as the seed-002 tree' };
   const snapshot = parsed.data;
-  // The schema version comes first: a snapshot of another schema may checksum differently, so
-  // it is refused as incompatible (with its way out), not taken for corrupted.
+  if (!checksumMatches(snapshot)) {
+    return { ok: false, kind: 'corrupted', reason: `snapshot ${snapshot.snapshot_id} fails its SHA-256 checksum` };
+  }
+  // Only an intact snapshot can be incompatible: the checksum covers schema_version too, so an
+  // edited version is corruption (→ Recovering), and a genuine other-schema snapshot gets its way out.
   if (snapshot.recovery.schema_version !== SNAPSHOT_SCHEMA_VERSION) {
     return {
       ok: false,
@@ -96,10 +104,6 @@ export function verifySnapshot(raw: unknown, agentId: string, identityVersion: n
           : `roll back to a runtime that writes schema_version ${snapshot.recovery.schema_version}, or run \`holon-xstate migrate --data-dir <dir> --agent ${agentId}\` to rewrite it`,
     };
   }
-  const { checksum, ...recovery } = snapshot.recovery;
-  if (checksumOf({ ...snapshot, recovery }) !== checksum) {
-    return { ok: false, kind: 'corrupted', reason: `snapshot ${snapshot.snapshot_id} fails its SHA-256 checksum` };
-  }
   if (snapshot.agent_id !== agentId || snapshot.identity.id !== agentId) {
     return { ok: false, kind: 'corrupted', reason: `snapshot belongs to ${snapshot.identity.id}, not ${agentId}` };
   }
@@ -109,9 +113,19 @@ export function verifySnapshot(raw: unknown, agentId: string, identityVersion: n
   return { ok: true, snapshot };
 }
 
-/** Rewrites a snapshot at the current schema version with a fresh checksum (`holon-xstate migrate`). */
-export function migrateSnapshot(snapshot: Snapshot): Snapshot {
+/**
+ * `holon-xstate migrate`: rewrites an intact snapshot of another schema version at the current one
+ * with a fresh checksum. A snapshot that fails its checksum is never re-signed (that would launder
+ * corrupted state into a recovery point): it returns null, and recovery builds a new one instead.
+ */
+export function migrateSnapshot(snapshot: Snapshot): Snapshot | null {
+  if (!checksumMatches(snapshot)) return null;
+  if (snapshot.recovery.schema_version === SNAPSHOT_SCHEMA_VERSION) return snapshot;
   const { checksum: _old, ...recovery } = snapshot.recovery;
-  const unsigned = { ...snapshot, recovery: { ...recovery, schema_version: SNAPSHOT_SCHEMA_VERSION } };
-  return { ...unsigned, recovery: { ...unsigned.recovery, checksum: checksumOf(unsigned) } };
+  return signed({ ...snapshot, recovery: { ...recovery, schema_version: SNAPSHOT_SCHEMA_VERSION } });
+}
+
+/** Computes the checksum of a snapshot whose other fields are final. */
+export function signed(snapshot: Omit<Snapshot, 'recovery'> & { recovery: Omit<Snapshot['recovery'], 'checksum'> }): Snapshot {
+  return { ...snapshot, recovery: { ...snapshot.recovery, checksum: checksumOf(snapshot) } };
 }

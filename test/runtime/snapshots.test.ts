@@ -1,7 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { verifySnapshot } from '../../src/runtime/snapshots.js';
+import type { Snapshot } from '../../src/domain/index.js';
+import { signed, verifySnapshot } from '../../src/runtime/snapshots.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
 import { eventually, openRuntime, tempDataDir, untilAsleep } from './helpers.js';
 
@@ -48,9 +49,12 @@ describe('snapshots as recovery points (seed 002)', () => {
     await runtime.createAgent({ agent_id: 'old' });
     await untilAsleep(runtime, 'old');
     await runtime.close();
+    // A snapshot written by a runtime at another schema version: intact, correctly signed.
     await editDoc(dir.dir, 'old', (file) => {
-      const latest = file.doc.snapshots.at(-1);
-      if (latest) latest.recovery.schema_version = 99;
+      const latest = file.doc.snapshots.at(-1) as unknown as Snapshot | undefined;
+      if (!latest) return;
+      const { checksum: _checksum, ...recovery } = latest.recovery;
+      file.doc.snapshots[file.doc.snapshots.length - 1] = signed({ ...latest, recovery: { ...recovery, schema_version: 99 } }) as never;
     });
     runtime = await openRuntime(dir.dir, { nodeId: 'b' });
     const version = (await runtime.getSummary('old')).state_version;
