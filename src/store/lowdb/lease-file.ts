@@ -4,7 +4,8 @@ import { decideAcquire, decideRelease, decideRenew } from '../shared/lease-rules
 import type { Lease } from '../store.js';
 import type { DirectorySyncer } from './directory-syncer.js';
 import { DurableJsonFile } from './durable-json-file.js';
-import { withPidLock } from './pid-lock.js';
+import { DomainError } from '../../domain/index.js';
+import { withPidLock, type StillHeld } from './pid-lock.js';
 import { LeaseRecord } from './records.js';
 
 /**
@@ -37,26 +38,26 @@ export class LeaseFile {
   }
 
   acquire(holder: string, ttl_ms: number, now: Date): Promise<Lease> {
-    return this.locked(async () => {
+    return this.locked(async (stillHeld) => {
       const next = decideAcquire(await this.read(), holder, ttl_ms, now);
-      await this.store(next);
+      await this.store(next, stillHeld);
       this.holders.set(next.fencing_token, next.holder);
       return { ...next };
     });
   }
 
   renew(lease: Lease, ttl_ms: number, now: Date): Promise<Lease> {
-    return this.locked(async () => {
+    return this.locked(async (stillHeld) => {
       const next = decideRenew(await this.read(), lease, ttl_ms, now);
-      await this.store(next);
+      await this.store(next, stillHeld);
       return { ...next };
     });
   }
 
   release(lease: Lease): Promise<void> {
-    return this.locked(async () => {
+    return this.locked(async (stillHeld) => {
       const next = decideRelease(await this.read(), lease);
-      if (next !== null) await this.store(next);
+      if (next !== null) await this.store(next, stillHeld);
     });
   }
 
@@ -65,12 +66,14 @@ export class LeaseFile {
     await this.chain;
   }
 
-  private async store(lease: Lease): Promise<void> {
+  /** Writes the decision, unless the lock was broken while this holder was paused mid-decision. */
+  private async store(lease: Lease, stillHeld: StillHeld): Promise<void> {
+    if (!(await stillHeld())) throw new DomainError('lease_lost', 'the lease lock was taken over while this process was paused');
     this.db.data = lease;
     await this.db.write();
   }
 
-  private locked<R>(fn: () => Promise<R>): Promise<R> {
+  private locked<R>(fn: (stillHeld: StillHeld) => Promise<R>): Promise<R> {
     const run = this.chain.then(() => withPidLock(this.lockPath, fn));
     this.chain = run.catch(() => undefined);
     return run;

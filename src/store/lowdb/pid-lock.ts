@@ -1,4 +1,4 @@
-import { link, readFile, rm, writeFile } from 'node:fs/promises';
+import { link, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { DomainError } from '../../domain/index.js';
 import { errorCode, isNotFound, isPidAlive, tempPathFor } from './fs-util.js';
 
@@ -49,23 +49,56 @@ export async function releasePidLock(path: string): Promise<void> {
 
 const RETRY_MS = 5;
 const MAX_ATTEMPTS = 1000;
+/**
+ * A read-decide-write takes a few milliseconds. A lock older than this belongs to a holder that
+ * is paused (SIGSTOP, a debugger, a frozen VM): it is broken, or a paused old lease holder would
+ * block the takeover the lease exists to allow. The broken holder finds out before it writes.
+ */
+export const STALE_LOCK_MS = 2_000;
+
+/** Tells the code inside the lock whether it still holds it (false once it was broken as stale). */
+export type StillHeld = () => Promise<boolean>;
+
+async function lockAgeMs(path: string): Promise<number | null> {
+  try {
+    return Date.now() - (await stat(path)).mtimeMs;
+  } catch (err) {
+    if (isNotFound(err)) return null;
+    throw err;
+  }
+}
 
 /**
  * Runs `fn` holding a short-lived cross-process lock (the lease's read-decide-write). Waits while
- * another live process holds it; gives up with `store_unavailable` after ~5 s.
+ * another live process holds it, breaks it once it is older than {@link STALE_LOCK_MS}, and gives
+ * up with `store_unavailable` after ~5 s.
  */
-export async function withPidLock<R>(path: string, fn: () => Promise<R>): Promise<R> {
+export async function withPidLock<R>(path: string, fn: (stillHeld: StillHeld) => Promise<R>): Promise<R> {
   for (let attempt = 0; ; attempt += 1) {
     const result = await tryTakePidLock(path);
     if (result.taken) break;
+    const age = await lockAgeMs(path);
+    if (age !== null && age > STALE_LOCK_MS) {
+      await rm(path, { force: true });
+      continue;
+    }
     if (attempt >= MAX_ATTEMPTS) {
       throw new DomainError('store_unavailable', `lock ${path} is held by process ${result.pid}`, { pid: result.pid });
     }
     await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
   }
+  const taken = await stat(path);
+  const stillHeld: StillHeld = async () => {
+    try {
+      const now = await stat(path);
+      return now.ino === taken.ino && (await readPid(path)) === process.pid;
+    } catch {
+      return false;
+    }
+  };
   try {
-    return await fn();
+    return await fn(stillHeld);
   } finally {
-    await rm(path, { force: true });
+    if (await stillHeld()) await rm(path, { force: true });
   }
 }
