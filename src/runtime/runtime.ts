@@ -1024,17 +1024,19 @@ export class Runtime implements RuntimeApi {
       });
       this.taskEnv.delete(taskId);
       this.live.set(taskId, { handle });
-      task.status = 'running';
-      task.updated_at = tx.now.toISOString();
-      this.taskEvent(tx, taskId, { type: 'START' });
+      void handle.result.then((result) => this.onTaskResult(agentId, taskId, result));
       const effect = tx.doc.effects.find((e) => e.idempotency_key === `start_command:${taskId}`);
       if (effect) {
-        effect.status = 'done';
+        effect.status = handle.pid === null ? 'failed' : 'done';
         effect.finished_at = tx.now.toISOString();
         effect.detail = { ...effect.detail, pid: handle.pid };
       }
+      // No pid: the process never started (bad cwd ...); the task fails from Queued on its result.
+      if (handle.pid === null) return;
+      task.status = 'running';
+      task.updated_at = tx.now.toISOString();
+      this.taskEvent(tx, taskId, { type: 'START' });
       tx.emit('task_status_changed', { task_id: taskId, status: 'running', pid: handle.pid });
-      void handle.result.then((result) => this.onTaskResult(agentId, taskId, result));
     });
   }
 

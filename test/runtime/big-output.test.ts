@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtime/runtime.js';
-import { eventually, openRuntime, tempDataDir } from './helpers.js';
+import { eventsOfType, eventually, openRuntime, tempDataDir } from './helpers.js';
 
 const FIFTY_MB = 50 * 1024 * 1024;
 
@@ -77,5 +77,26 @@ describe('command task output (seed 004 TaskOutput)', () => {
       return t.status === 'failed' ? t : undefined;
     });
     expect(failed.reason).toBe('timeout');
+  });
+});
+
+describe('a command that cannot start', () => {
+  it('fails from Queued with reason spawn_failed, and the task actor agrees', async () => {
+    const dir = tempDataDir();
+    const runtime = await openRuntime(dir.dir);
+    try {
+      await runtime.createAgent({ agent_id: 'nowhere' });
+      const task = await runtime.execCommand('nowhere', { summary: 'bad cwd', cmd: 'true', workdir: '/nonexistent/dir', accepts_input: false });
+      const failed = await eventually(async () => {
+        const t = await runtime.getTask('nowhere', task.id);
+        return t.status === 'failed' ? t : undefined;
+      });
+      expect(failed.reason).toBe('spawn_failed');
+      const running = (await eventsOfType(runtime, 'nowhere', 'task_status_changed')).filter((e) => e.payload['status'] === 'running');
+      expect(running).toEqual([]);
+    } finally {
+      await runtime.close();
+      dir.cleanup();
+    }
   });
 });
