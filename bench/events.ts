@@ -1,0 +1,139 @@
+import { createActor, type Actor } from 'xstate';
+import { agentMachine } from '../machines/index.js';
+import { emptyFacts } from '../src/domain/index.js';
+import type { Runtime } from '../src/runtime/runtime.js';
+import { Activity } from './lib/activity.js';
+import { createAgents, openRuntime, scratchDir, type StoreKind } from './lib/fixtures.js';
+import { progress, runBenchmark } from './lib/harness.js';
+import { pairwiseRatios, median } from './lib/stats.js';
+import { until } from './lib/timing.js';
+
+/**
+ * Events accepted by 1,000 agents through the runtime API (`prompt`), in memory and durable,
+ * against raw XState `actor.send` on the same agent machine, measured in the same run.
+ *
+ * One runtime event is one `runtime.prompt`: it is acknowledged once committed (after fsync on
+ * lowdb), then the agent wakes, runs a scripted turn and goes back to sleep. Two rates are kept:
+ * `acknowledged` (until the last prompt resolved) and `processed` (until every turn finished and
+ * every agent was asleep again, i.e. the sustainable rate). The target is checked on `processed`.
+ * The baseline sends TURN.START / TURN.FINISHED pairs, the two machine events one prompt's turn
+ * needs, to 1,000 started actors; each `send` counts as one event.
+ */
+
+const AGENTS = 1000;
+const RUNS = 5;
+const BASELINE_ROUNDS = 50;
+const PROMPTS_PER_AGENT: Record<StoreKind, number> = { memory: 2, lowdb: 1 };
+const RUN_TIMEOUT_MS = 60_000;
+
+type AgentActor = Actor<typeof agentMachine>;
+
+function baselineActors(): AgentActor[] {
+  const actors = Array.from({ length: AGENTS }, (_, i) => createActor(agentMachine, { input: { agentId: `raw${i}` } }).start());
+  for (const actor of actors) {
+    actor.send({ type: 'INITIALIZE' });
+    actor.send({ type: 'INITIALIZE.DONE' });
+  }
+  return actors;
+}
+
+let baselineRound = 0;
+
+/** events/s of raw `actor.send`, cycling awakeIdle → awakeRunning → awakeIdle. */
+function baselineRun(actors: AgentActor[]): number {
+  const queued = { ...emptyFacts(), queue: { queued: 1, interrupted: 0 } };
+  const settled = emptyFacts('awake_running');
+  const started = performance.now();
+  for (let round = 0; round < BASELINE_ROUNDS; round++) {
+    const runId = `run${baselineRound++}`;
+    for (const actor of actors) {
+      actor.send({ type: 'TURN.START', runId, facts: queued });
+      actor.send({ type: 'TURN.FINISHED', runId, facts: settled });
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const value = JSON.stringify(actors[AGENTS - 1]?.getSnapshot().value);
+  if (value !== JSON.stringify({ active: 'awakeIdle' })) throw new Error(`baseline actors ended in ${value}`);
+  return (2 * BASELINE_ROUNDS * AGENTS) / seconds;
+}
+
+interface RuntimeRates {
+  acknowledged: number;
+  processed: number;
+}
+
+async function runtimeRun(runtime: Runtime, activity: Activity, ids: string[], perAgent: number): Promise<RuntimeRates> {
+  const total = ids.length * perAgent;
+  const turnsBefore = activity.turnsFinished;
+  const started = performance.now();
+  await Promise.all(ids.flatMap((id) => Array.from({ length: perAgent }, (_, k) => runtime.prompt(id, { text: `event ${k}` }))));
+  const acknowledged = performance.now() - started;
+  await until(() => activity.turnsFinished - turnsBefore >= total && activity.awakeCount === 0, RUN_TIMEOUT_MS, 'turns to finish');
+  const processed = performance.now() - started;
+  return { acknowledged: total / (acknowledged / 1000), processed: total / (processed / 1000) };
+}
+
+async function settle(activity: Activity): Promise<void> {
+  await until(() => activity.awakeCount === 0, RUN_TIMEOUT_MS, 'agents to fall asleep');
+}
+
+runBenchmark('events', 8 * 60_000, async () => {
+  const actors = baselineActors();
+  const baseline: number[] = [];
+  const rates: Record<StoreKind, { acknowledged: number[]; processed: number[] }> = {
+    memory: { acknowledged: [], processed: [] },
+    lowdb: { acknowledged: [], processed: [] },
+  };
+  const scratch = scratchDir('events');
+  const runtimes = {} as Record<StoreKind, { runtime: Runtime; activity: Activity; ids: string[] }>;
+  try {
+    for (const kind of ['memory', 'lowdb'] as const) {
+      const runtime = await openRuntime(kind, scratch.dir);
+      const activity = new Activity(runtime);
+      const started = performance.now();
+      const ids = await createAgents(runtime, AGENTS, `${kind}-`);
+      await settle(activity);
+      progress(`${kind}: ${AGENTS} agents created and asleep in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      runtimes[kind] = { runtime, activity, ids };
+    }
+    baselineRun(actors); // warm-up
+    for (let run = 0; run < RUNS; run++) {
+      baseline.push(baselineRun(actors));
+      for (const kind of ['memory', 'lowdb'] as const) {
+        const { runtime, activity, ids } = runtimes[kind];
+        const r = await runtimeRun(runtime, activity, ids, PROMPTS_PER_AGENT[kind]);
+        rates[kind].acknowledged.push(r.acknowledged);
+        rates[kind].processed.push(r.processed);
+        await settle(activity);
+      }
+      progress(`run ${run + 1}/${RUNS}: baseline ${baseline.at(-1)?.toFixed(0)} ev/s, memory ${rates.memory.processed.at(-1)?.toFixed(0)}, lowdb ${rates.lowdb.processed.at(-1)?.toFixed(0)} ev/s`);
+    }
+  } finally {
+    for (const { runtime, activity } of Object.values(runtimes)) {
+      activity.close();
+      await runtime.close();
+    }
+    for (const actor of actors) actor.stop();
+    scratch.remove();
+  }
+  const memoryRatio = pairwiseRatios(rates.memory.processed, baseline);
+  const lowdbRatio = pairwiseRatios(rates.lowdb.processed, baseline);
+  return {
+    metrics: [
+      { name: 'baseline: raw XState actor.send, 1,000 actors', unit: 'events/s', samples: baseline },
+      { name: '(a) memory: prompt acknowledged', unit: 'events/s', samples: rates.memory.acknowledged },
+      { name: '(a) memory: prompt processed (turn done, asleep)', unit: 'events/s', samples: rates.memory.processed },
+      { name: '(b) lowdb durable: prompt acknowledged (fsync)', unit: 'events/s', samples: rates.lowdb.acknowledged },
+      { name: '(b) lowdb durable: prompt processed', unit: 'events/s', samples: rates.lowdb.processed },
+      { name: '(a) ratio memory processed / baseline', unit: '×', samples: memoryRatio, target: '≥ 0.5', met: median(memoryRatio) >= 0.5 },
+      { name: '(b) ratio durable processed / baseline', unit: '×', samples: lowdbRatio, target: '≥ 0.10', met: median(lowdbRatio) >= 0.1 },
+      { name: '(a) ratio memory acknowledged / baseline', unit: '×', samples: pairwiseRatios(rates.memory.acknowledged, baseline) },
+      { name: '(b) ratio durable acknowledged / baseline', unit: '×', samples: pairwiseRatios(rates.lowdb.acknowledged, baseline) },
+    ],
+    notes: [
+      `${AGENTS} agents per store; per run ${PROMPTS_PER_AGENT.memory} prompt(s) per agent in memory, ${PROMPTS_PER_AGENT.lowdb} durable, all issued at once; agents start asleep`,
+      `baseline: ${BASELINE_ROUNDS} rounds × ${AGENTS} actors × (TURN.START + TURN.FINISHED) per run`,
+      'each prompt drives at least 4 machine events in the runtime (WAKE, WAKE.DONE, TURN.START, TURN.FINISHED, IDLE)',
+    ],
+  };
+});

@@ -1,0 +1,43 @@
+import type { AgentEvent } from '../../src/domain/index.js';
+import type { RuntimeApi } from '../../src/runtime/api.js';
+
+/**
+ * Follows a runtime's committed events: finished turns, and which agents are awake. A benchmark
+ * waits on it for the work its requests caused (turns, the sleep after them) to be done.
+ */
+export class Activity {
+  turnsFinished = 0;
+  private readonly awake = new Set<string>();
+  private readonly unsubscribe: () => void;
+  private readonly turnStartListeners = new Map<string, (event: AgentEvent) => void>();
+
+  constructor(runtime: RuntimeApi) {
+    this.unsubscribe = runtime.subscribe(null, (event) => this.on(event));
+  }
+
+  private on(event: AgentEvent): void {
+    if (event.type === 'turn_finished' && typeof event.payload['run_id'] === 'string' && event.payload['note'] === undefined) this.turnsFinished += 1;
+    else if (event.type === 'turn_started') this.turnStartListeners.get(event.agent_id)?.(event);
+    else if (event.type === 'transition_committed') {
+      if (event.payload['to_phase'] === 'sleeping') this.awake.delete(event.agent_id);
+      else this.awake.add(event.agent_id);
+    }
+  }
+
+  /** Agents whose last committed transition left them outside `sleeping`. */
+  get awakeCount(): number {
+    return this.awake.size;
+  }
+
+  /** Calls `listener` on the next `turn_started` of `agentId` (one listener per agent). */
+  onNextTurnStart(agentId: string, listener: (event: AgentEvent) => void): void {
+    this.turnStartListeners.set(agentId, (event) => {
+      this.turnStartListeners.delete(agentId);
+      listener(event);
+    });
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+}

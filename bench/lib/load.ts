@@ -1,0 +1,41 @@
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** One load test: every connection posts `body` to its own path, `paths[connection % paths.length]`. */
+export interface LoadSpec {
+  base: string;
+  paths: string[];
+  body: string;
+  connections: number;
+  durationSeconds: number;
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+/**
+ * Runs autocannon in a child process, so the load generator has its own event loop and does not
+ * steal the server's (the server under test runs in this process). Not a worker thread:
+ * autocannon inside a worker thread reports encoded histograms meant for its own parent.
+ */
+export function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = fork(fileURLToPath(new URL('./load-worker.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    let result: LoadResult | null = null;
+    child.once('message', (message) => {
+      result = message as LoadResult;
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code === 0 && result) resolve(result);
+      else reject(new Error(`load generator exited with ${code}`));
+    });
+    child.send(spec);
+  });
+}

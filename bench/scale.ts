@@ -1,0 +1,178 @@
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Runtime } from '../src/runtime/runtime.js';
+import { Activity } from './lib/activity.js';
+import { openRuntime, scratchDir } from './lib/fixtures.js';
+import { progress, runBenchmark } from './lib/harness.js';
+import { percentile } from './lib/stats.js';
+import type { Metric } from './lib/table.js';
+import { collectGarbage, MiB, pool, until } from './lib/timing.js';
+
+/**
+ * Many durable (lowdb) agents: create them and let them sleep, measure RSS; then restart in a
+ * fresh process (time until `Runtime.open` resolves, RSS when ready) and wake 1,000 random agents,
+ * timing `runtime.wake` → the agent's `turn_started` (it is then `awake_running`).
+ *
+ * Creating agents costs several fsynced commits each, so the default size fits the suite's time
+ * budget; `SCALE_AGENTS=100000 npm run bench:scale` measures the target size (tens of minutes).
+ * RSS per agent comes from checkpoints during creation, and the table also shows it projected to
+ * 100,000 agents.
+ */
+
+const AGENTS = Number(process.env['SCALE_AGENTS'] ?? 2000);
+const TARGET_AGENTS = 100_000;
+const RESTARTS = Number(process.env['SCALE_RESTARTS'] ?? 5);
+/** 1,000 random wakes in all, spread over the restarts. */
+const WAKES = 1000;
+const WAKE_CONCURRENCY = 10;
+const CREATE_CONCURRENCY = 64;
+const WAKE_TIMEOUT_MS = 60_000;
+
+interface RestartReport {
+  readyMs: number;
+  /** RSS with the modules loaded, before `Runtime.open`. */
+  rssBeforeOpen: number;
+  rssReady: number;
+  wakeLatenciesMs: number[];
+  rssAfterWakes: number;
+}
+
+/** The restarted process: open, report readiness, wake random agents. */
+async function restartedProcess(dataDir: string, agents: number, wakes: number, seed: number): Promise<RestartReport> {
+  collectGarbage();
+  const rssBeforeOpen = process.memoryUsage.rss();
+  const started = performance.now();
+  const runtime = await openRuntime('lowdb', dataDir);
+  const readyMs = performance.now() - started;
+  collectGarbage();
+  const rssReady = process.memoryUsage.rss();
+  const activity = new Activity(runtime);
+  let state = seed;
+  const random = () => {
+    // xorshift: the same agents for the same seed, no two restarts alike.
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+  const chosen = new Set<number>();
+  while (chosen.size < Math.min(wakes, agents)) chosen.add(Math.floor(random() * agents));
+  const latencies: number[] = [];
+  await pool([...chosen], WAKE_CONCURRENCY, async (i) => {
+    const id = `scale-${i}`;
+    const sent = performance.now();
+    const turn = new Promise<void>((resolve) => activity.onNextTurnStart(id, () => resolve()));
+    await runtime.wake(id, { reason: 'scale benchmark' });
+    await Promise.race([turn, new Promise((_, reject) => setTimeout(() => reject(new Error(`${id} never started a turn`)), WAKE_TIMEOUT_MS).unref())]);
+    latencies.push(performance.now() - sent);
+  });
+  const rssAfterWakes = process.memoryUsage.rss();
+  await until(() => activity.awakeCount === 0, WAKE_TIMEOUT_MS, 'woken agents to sleep again', 20);
+  activity.close();
+  await runtime.close();
+  return { readyMs, rssBeforeOpen, rssReady, wakeLatenciesMs: latencies, rssAfterWakes };
+}
+
+function restart(dataDir: string, seed: number): Promise<RestartReport> {
+  return new Promise((resolve, reject) => {
+    const wakes = Math.ceil(WAKES / RESTARTS);
+    const child = fork(fileURLToPath(import.meta.url), ['--restarted', dataDir, String(AGENTS), String(wakes), String(seed)], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    let report: RestartReport | null = null;
+    child.once('message', (message) => {
+      report = message as RestartReport;
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 && report ? resolve(report) : reject(new Error(`restarted process exited with ${code}`))));
+  });
+}
+
+async function createAll(runtime: Runtime, activity: Activity): Promise<{ perAgentMs: number; checkpoints: Array<{ agents: number; rss: number }> }> {
+  const checkpoints: Array<{ agents: number; rss: number }> = [];
+  collectGarbage();
+  checkpoints.push({ agents: 0, rss: process.memoryUsage.rss() });
+  const step = Math.max(1000, Math.floor(AGENTS / 5));
+  const started = performance.now();
+  for (let from = 0; from < AGENTS; from += step) {
+    const ids = Array.from({ length: Math.min(step, AGENTS - from) }, (_, i) => `scale-${from + i}`);
+    await pool(ids, CREATE_CONCURRENCY, async (id) => {
+      await runtime.createAgent({ agent_id: id, mission: 'scale benchmark' });
+    });
+    await until(() => activity.awakeCount === 0, 120_000, 'new agents to sleep', 20);
+    collectGarbage();
+    checkpoints.push({ agents: from + ids.length, rss: process.memoryUsage.rss() });
+    progress(`created ${from + ids.length}/${AGENTS} (${((performance.now() - started) / (from + ids.length)).toFixed(2)} ms/agent), RSS ${(process.memoryUsage.rss() / MiB).toFixed(0)} MiB`);
+  }
+  return { perAgentMs: (performance.now() - started) / AGENTS, checkpoints };
+}
+
+/** Least-squares slope of RSS over agents: bytes per sleeping agent. */
+function slope(points: Array<{ agents: number; rss: number }>): number {
+  const n = points.length;
+  const mx = points.reduce((s, p) => s + p.agents, 0) / n;
+  const my = points.reduce((s, p) => s + p.rss, 0) / n;
+  const num = points.reduce((s, p) => s + (p.agents - mx) * (p.rss - my), 0);
+  const den = points.reduce((s, p) => s + (p.agents - mx) ** 2, 0);
+  return num / den;
+}
+
+if (process.argv[2] === '--restarted') {
+  const [, , , dataDir, agents, wakes, seed] = process.argv;
+  restartedProcess(dataDir as string, Number(agents), Number(wakes), Number(seed))
+    .then((report) => process.send?.(report, () => process.exit(0)))
+    .catch((error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    });
+} else {
+  runBenchmark('scale', (AGENTS >= 50_000 ? 180 : 8) * 60_000, async () => {
+    const scratch = scratchDir('scale');
+    try {
+      const runtime = await openRuntime('lowdb', scratch.dir);
+      const activity = new Activity(runtime);
+      const created = await createAll(runtime, activity);
+      const rssCreated = created.checkpoints.at(-1)?.rss ?? 0;
+      activity.close();
+      await runtime.close();
+      const reports: RestartReport[] = [];
+      for (let run = 0; run < RESTARTS; run++) {
+        const report = await restart(scratch.dir, 0x9e3779b9 ^ (run + 1));
+        reports.push(report);
+        progress(`restart ${run + 1}/${RESTARTS}: ready in ${(report.readyMs / 1000).toFixed(2)} s, RSS ${(report.rssReady / MiB).toFixed(0)} MiB, wake p99 ${percentile(report.wakeLatenciesMs, 99).toFixed(1)} ms`);
+      }
+      const perAgent = slope(created.checkpoints);
+      const all = reports.flatMap((r) => r.wakeLatenciesMs);
+      const base = created.checkpoints[0]?.rss ?? 0;
+      const readyPerAgent = reports.map((r) => r.readyMs / AGENTS);
+      const measuredAtTarget = AGENTS >= TARGET_AGENTS;
+      const metrics: Metric[] = [
+        { name: `create + sleep, per agent (${AGENTS.toLocaleString('en-US')})`, unit: 'ms', samples: [created.perAgentMs] },
+        { name: `RSS after creating ${AGENTS.toLocaleString('en-US')} agents`, unit: 'MiB', samples: [rssCreated / MiB], ...(measuredAtTarget ? { target: '≤ 1024', met: rssCreated <= 1024 * MiB } : {}) },
+        { name: 'RSS per sleeping agent (slope)', unit: 'KiB', samples: [perAgent / 1024] },
+        { name: 'RSS projected to 100,000 agents', unit: 'MiB', samples: [(base + perAgent * TARGET_AGENTS) / MiB], target: '≤ 1024', met: base + perAgent * TARGET_AGENTS <= 1024 * MiB },
+        { name: `restart to ready (${AGENTS.toLocaleString('en-US')})`, unit: 's', samples: reports.map((r) => r.readyMs / 1000), ...(measuredAtTarget ? { target: '≤ 5', met: percentile(reports.map((r) => r.readyMs), 50) <= 5000 } : {}) },
+        { name: 'restart to ready, per agent', unit: 'ms', samples: readyPerAgent },
+        { name: 'restart projected to 100,000 agents', unit: 's', samples: readyPerAgent.map((ms) => (ms * TARGET_AGENTS) / 1000), target: '≤ 5', met: percentile(readyPerAgent, 50) * TARGET_AGENTS <= 5000 },
+        { name: 'RSS after restart, ready', unit: 'MiB', samples: reports.map((r) => r.rssReady / MiB) },
+        { name: 'RSS after restart, per agent', unit: 'KiB', samples: reports.map((r) => (r.rssReady - r.rssBeforeOpen) / AGENTS / 1024) },
+        { name: 'RSS after restart and the wakes', unit: 'MiB', samples: reports.map((r) => r.rssAfterWakes / MiB) },
+        { name: 'wake → awake_running p50, per restart', unit: 'ms', samples: reports.map((r) => percentile(r.wakeLatenciesMs, 50)) },
+        { name: 'wake → awake_running p99, per restart', unit: 'ms', samples: reports.map((r) => percentile(r.wakeLatenciesMs, 99)) },
+        { name: `wake → awake_running p99, all ${all.length} wakes`, unit: 'ms', samples: [percentile(all, 99)], target: 'reported' },
+        { name: `wake → awake_running max, all ${all.length} wakes`, unit: 'ms', samples: [percentile(all, 100)] },
+      ];
+      return {
+        metrics,
+        notes: [
+          `${AGENTS.toLocaleString('en-US')} agents on lowdb, created ${CREATE_CONCURRENCY} at a time; each restart is a fresh process (${RESTARTS} restarts, one row sample each)`,
+          `wakes: ${Math.ceil(WAKES / RESTARTS)} distinct random agents per restart (${WAKES} in all), ${WAKE_CONCURRENCY} in flight, runtime.wake → turn_started via runtime.subscribe`,
+          measuredAtTarget ? 'measured at the target size' : 'the 100,000-agent rows are linear projections from this size (RSS: slope over creation checkpoints; restart: per-agent time)',
+        ],
+      };
+    } finally {
+      scratch.remove();
+    }
+  });
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env node
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import closeWithGrace from 'close-with-grace';
+import { buildApp } from './http/app.js';
+import { Runtime } from './runtime/runtime.js';
+
+const USAGE = `usage: holon-xstate serve [options]
+
+  --data-dir <dir>   data directory (default ./data)
+  --port <n>         TCP port, 0 = any free port (default 8080)
+  --host <addr>      bind address (default 127.0.0.1; ignored in local mode)
+  --token <secret>   control token (or env HOLON_TOKEN); without one: local mode, 127.0.0.1 only
+  --node-id <id>     lease holder name (default node-<pid>)
+  --log-level <lvl>  fatal|error|warn|info|debug|trace|silent (default info)`;
+
+const LOCAL_HOST = '127.0.0.1';
+
+interface ServeConfig {
+  dataDir: string;
+  port: number;
+  host: string;
+  token: string | undefined;
+  nodeId: string | undefined;
+  logLevel: string;
+  /** Set when local mode overrode a requested --host. */
+  ignoredHost: string | undefined;
+}
+
+function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): ServeConfig {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      'data-dir': { type: 'string', default: './data' },
+      port: { type: 'string', default: '8080' },
+      host: { type: 'string' },
+      token: { type: 'string' },
+      'node-id': { type: 'string' },
+      'log-level': { type: 'string', default: 'info' },
+    },
+  });
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`invalid --port ${values.port}`);
+  const token = values.token ?? (env['HOLON_TOKEN'] || undefined);
+  if (token !== undefined && token.trim() === '') throw new Error('the control token must not be blank');
+  // Without a token nothing authenticates /api/*, so only this machine may reach it.
+  const requestedHost = values.host;
+  const host = token === undefined ? LOCAL_HOST : (requestedHost ?? LOCAL_HOST);
+  return {
+    dataDir: resolve(values['data-dir']),
+    port,
+    host,
+    token,
+    nodeId: values['node-id'],
+    logLevel: values['log-level'],
+    ignoredHost: token === undefined && requestedHost !== undefined && requestedHost !== LOCAL_HOST ? requestedHost : undefined,
+  };
+}
+
+async function serve(config: ServeConfig): Promise<void> {
+  const runtime = await Runtime.open({ dataDir: config.dataDir, ...(config.nodeId ? { nodeId: config.nodeId } : {}) });
+  const app = await buildApp({
+    runtime,
+    auth: config.token === undefined ? {} : { token: config.token },
+    logger: { level: config.logLevel },
+    identity: { node_id: runtime.nodeId, store: runtime.storeKind, started_at: runtime.startedAt },
+  });
+
+  closeWithGrace({ delay: 10_000, logger: { error: (...args: unknown[]) => console.error(...args) } }, async ({ signal, err }) => {
+    if (err) console.error('holon-xstate: fatal error, shutting down:', err);
+    else console.log(`holon-xstate: ${signal ?? 'shutdown'} received, closing`);
+    // app.close(): stop accepting, end SSE streams and long polls (preClose), finish in-flight requests.
+    await app.close();
+    await runtime.close();
+    console.log('holon-xstate: closed');
+  });
+
+  let address: string;
+  try {
+    address = await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
+  if (config.ignoredHost !== undefined) {
+    console.log(`holon-xstate: local mode (no token): ignoring --host ${config.ignoredHost}, binding ${LOCAL_HOST} only`);
+  }
+  console.log(`holon-xstate listening on ${address}`);
+  console.log(
+    config.token === undefined
+      ? `auth: local (no control token; bound to ${LOCAL_HOST} only)`
+      : 'auth: bearer (Authorization: Bearer <token> required on /api/*)',
+  );
+  console.log(`data dir: ${config.dataDir}`);
+  console.log(`node id: ${runtime.nodeId}`);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === '--help' || command === '-h' || command === 'help') {
+    console.log(USAGE);
+    return;
+  }
+  if (command !== 'serve') {
+    console.error(USAGE);
+    process.exitCode = 2;
+    return;
+  }
+  let config: ServeConfig;
+  try {
+    config = parseServeArgs(rest, process.env);
+  } catch (error) {
+    console.error(`holon-xstate: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  await serve(config);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  console.error(`holon-xstate: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

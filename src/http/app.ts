@@ -1,0 +1,148 @@
+import Fastify, { type FastifyReply, type FastifyRequest, type FastifySchema } from 'fastify';
+import { fastifySSE } from '@fastify/sse';
+import fastifySwagger from '@fastify/swagger';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import { DomainError } from '../domain/index.js';
+import type { RuntimeApi } from '../runtime/api.js';
+import { registerAgentRoutes } from './agents.js';
+import { bearerAuth, isProtectedRoute, type AuthOptions } from './auth.js';
+import { callbackRoutes } from './callbacks.js';
+import { clientErrorHandler, enforceEnvelope, errorHandler, notFoundHandler } from './errors.js';
+import { registerEventRoutes } from './events.js';
+import { limitJsonDepth } from './json-depth.js';
+import { registerHealthRoutes, type RuntimeIdentity } from './health.js';
+import { loggerOptions, type LoggerConfig } from './logging.js';
+import { registerMachineRoutes } from './machines.js';
+import { registerMessageRoutes } from './messages.js';
+import { ShutdownTracker } from './shutdown.js';
+import { registerTaskRoutes } from './tasks.js';
+import { registerTimerRoutes } from './timers.js';
+import { registerTriggerRoutes } from './triggers.js';
+import { registerTurnRoutes } from './turns.js';
+import type { HttpApp, RouteDeps } from './types.js';
+import { registerWaitRoutes } from './waits.js';
+import { registerWorkItemRoutes } from './work-items.js';
+
+export const DEFAULT_BODY_LIMIT = 256 * 1024;
+
+export interface BuildAppOptions {
+  runtime: RuntimeApi;
+  auth: AuthOptions;
+  /** Off by default (tests); the CLI passes `{ level: 'info' }`. */
+  logger?: false | LoggerConfig;
+  bodyLimit?: number;
+  /** SSE comment heartbeat period (default 15 s). */
+  sseHeartbeatMs?: number;
+  /** What `/handshake` reports; without it, the lease holder and store kind from `readiness()`. */
+  identity?: RuntimeIdentity;
+}
+
+export interface ServedRoute {
+  method: string;
+  url: string;
+  /** The route's zod schemas (params, querystring, headers, body, response), for tooling and tests. */
+  schema: FastifySchema | undefined;
+}
+
+const served = new WeakMap<object, ServedRoute[]>();
+
+/** Every route the app serves, as registered (collected by an `onRoute` hook). */
+export function servedRoutes(app: HttpApp): readonly ServedRoute[] {
+  return served.get(app) ?? [];
+}
+
+/** Shutdown state of an app built here (tests and the CLI read `openCount`). */
+const trackers = new WeakMap<object, ShutdownTracker>();
+export function shutdownTracker(app: HttpApp): ShutdownTracker | undefined {
+  return trackers.get(app);
+}
+
+type OpenApiTransform = typeof jsonSchemaTransform;
+
+/** jsonSchemaTransform, plus the bearer requirement on `/api/*` routes when a token is configured. */
+function documentRoute(bearer: boolean): OpenApiTransform {
+  return (input) => {
+    const out = jsonSchemaTransform(input);
+    if (bearer && isProtectedRoute(input.url) && out.schema && !out.schema['hide']) {
+      return { ...out, schema: { ...out.schema, security: [{ bearer: [] }] } };
+    }
+    return out;
+  };
+}
+
+export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
+  const bearer = options.auth.token !== undefined;
+  const app: HttpApp = Fastify({
+    logger: options.logger ? loggerOptions(options.logger) : false,
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    routerOptions: { maxParamLength: 1024 },
+    exposeHeadRoutes: false,
+    // A closing server answers through the onRequest hook below, with the envelope.
+    return503OnClosing: false,
+    clientErrorHandler,
+    // Router-level failures (a malformed URL) get the envelope too.
+    frameworkErrors: (error, request, reply) => {
+      errorHandler(error, request as unknown as FastifyRequest, reply as unknown as FastifyReply);
+    },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  const routes: ServedRoute[] = [];
+  served.set(app, routes);
+  const shutdown = new ShutdownTracker();
+  trackers.set(app, shutdown);
+  const deps: RouteDeps = { runtime: options.runtime, shutdown };
+
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) routes.push({ method: String(method), url: route.url, schema: route.schema });
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  app.addHook('onSend', enforceEnvelope);
+  app.addHook('onRequest', async () => {
+    if (shutdown.closing) throw new DomainError('runtime_shutting_down', 'the server is shutting down');
+  });
+  app.addHook('onRequest', bearerAuth(options.auth));
+  app.addHook('preValidation', limitJsonDepth);
+  app.addHook('preClose', async () => {
+    shutdown.closeAll();
+  });
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'holon-xstate control plane',
+        version: '1.0.0',
+        description: 'Durable actor runtime for long-lived agents. Every non-2xx answer is the ErrorEnvelope.',
+      },
+      ...(bearer ? { components: { securitySchemes: { bearer: { type: 'http' as const, scheme: 'bearer' } } } } : {}),
+    },
+    transform: documentRoute(bearer),
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(fastifySSE, { heartbeatInterval: options.sseHeartbeatMs ?? 15_000 });
+
+  registerHealthRoutes(app, deps, { authMode: bearer ? 'bearer' : 'local', startedAt: new Date(), identity: options.identity });
+  registerAgentRoutes(app, deps);
+  registerMessageRoutes(app, deps);
+  registerWorkItemRoutes(app, deps);
+  registerWaitRoutes(app, deps);
+  registerTimerRoutes(app, deps);
+  registerTaskRoutes(app, deps);
+  registerTriggerRoutes(app, deps);
+  registerEventRoutes(app, deps);
+  registerTurnRoutes(app, deps);
+  registerMachineRoutes(app, deps);
+  await app.register(async (scope) => callbackRoutes(scope, deps));
+
+  return app;
+}

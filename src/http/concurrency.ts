@@ -1,0 +1,62 @@
+import type { FastifyRequest } from 'fastify';
+import { DomainError } from '../domain/index.js';
+import type { RuntimeApi } from '../runtime/api.js';
+
+const IF_MATCH = /^(?:W\/)?"?(\d{1,15})"?$/;
+
+function invalid(message: string): DomainError {
+  return new DomainError('invalid_request', message, {
+    issues: [{ path: 'headers/if-match', code: 'invalid_format', message }],
+  });
+}
+
+/** The state_version named by `If-Match: "<n>"`, or undefined without the header. */
+export function ifMatchVersion(request: FastifyRequest): number | undefined {
+  const raw = request.headers['if-match'];
+  if (raw === undefined) return undefined;
+  const match = typeof raw === 'string' ? IF_MATCH.exec(raw.trim()) : null;
+  if (!match?.[1]) throw invalid('If-Match must be "<state_version>"');
+  return Number(match[1]);
+}
+
+/** Body `expected_version` and `If-Match` must agree when both are given. */
+export function expectedVersion(request: FastifyRequest, fromBody: number | undefined): number | undefined {
+  const fromHeader = ifMatchVersion(request);
+  if (fromHeader !== undefined && fromBody !== undefined && fromHeader !== fromBody) {
+    throw invalid('If-Match and expected_version disagree');
+  }
+  return fromBody ?? fromHeader;
+}
+
+/**
+ * A `preValidation` hook for routes whose body schema has `expected_version`: `If-Match` fills it
+ * in, so a body that must carry it (transitions) may carry it in the header instead.
+ */
+export async function ifMatchIntoBody(request: FastifyRequest): Promise<void> {
+  const fromHeader = ifMatchVersion(request);
+  if (fromHeader === undefined) return;
+  const body = request.body;
+  if (body === undefined || body === null) {
+    request.body = { expected_version: fromHeader };
+    return;
+  }
+  if (typeof body !== 'object' || Array.isArray(body)) return; // the schema rejects it
+  const record = body as Record<string, unknown>;
+  if (record['expected_version'] === undefined) record['expected_version'] = fromHeader;
+  else if (record['expected_version'] !== fromHeader) throw invalid('If-Match and expected_version disagree');
+}
+
+/**
+ * For operations the port gives no `expected_version`: compare with the current summary first.
+ * (Not atomic with the operation; the runtime's own check is, where the port has one.)
+ */
+export async function assertVersion(runtime: RuntimeApi, agentId: string, expected: number | undefined): Promise<void> {
+  if (expected === undefined) return;
+  const summary = await runtime.getSummary(agentId);
+  if (summary.state_version !== expected) {
+    throw new DomainError('version_conflict', `agent ${agentId} is at state_version ${summary.state_version}, not ${expected}`, {
+      current_version: summary.state_version,
+      expected_version: expected,
+    });
+  }
+}

@@ -1,0 +1,168 @@
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { DomainError, type ErrorCode, type ErrorEnvelope } from '../domain/index.js';
+import { redactPath } from './logging.js';
+
+/**
+ * Every non-2xx answer is `{ok:false, error:{code, message, retryable, details?}}`. Codes outside
+ * the domain's `ErrorCode` enum are used only for conditions the domain cannot raise.
+ */
+type WireCode = ErrorCode | 'route_not_found' | 'machine_not_found' | 'not_acceptable';
+
+/** A failure only the HTTP layer can have (no domain code fits); mapped like a DomainError. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: WireCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export interface WireError {
+  status: number;
+  body: ErrorEnvelope;
+}
+
+export function envelope(code: WireCode, message: string, retryable = false, details?: Record<string, unknown>): ErrorEnvelope {
+  return { ok: false, error: details === undefined ? { code, message, retryable } : { code, message, retryable, details } };
+}
+
+function wire(status: number, code: WireCode, message: string, details?: Record<string, unknown>): WireError {
+  return { status, body: envelope(code, message, status === 503, details) };
+}
+
+interface ValidationIssue {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** The failing paths, prefixed by the request part (`body/text`, `params/id`, `querystring/limit`). */
+function validationDetails(error: FastifyError): Record<string, unknown> {
+  const part = error.validationContext ?? 'request';
+  const issues = ((error.validation ?? []) as ValidationIssue[]).map((issue) => {
+    const path = `${part}${issue.instancePath && issue.instancePath !== '/' ? issue.instancePath : ''}`;
+    const keys = issue.params?.['keys'];
+    return {
+      path,
+      code: issue.keyword ?? 'invalid',
+      message: issue.message ?? 'invalid value',
+      ...(Array.isArray(keys) ? { keys: keys.filter((k): k is string => typeof k === 'string') } : {}),
+    };
+  });
+  return { issues };
+}
+
+const FASTIFY_CLIENT_ERRORS: Readonly<Record<string, WireError>> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: wire(400, 'invalid_json', 'the body is not valid JSON'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: wire(400, 'invalid_json', 'the body is empty but the content type is application/json'),
+  FST_ERR_CTP_BODY_TOO_LARGE: wire(413, 'payload_too_large', 'the body exceeds the size limit'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: wire(400, 'invalid_request', 'unsupported content type; send application/json'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: wire(400, 'invalid_request', 'the body size does not match Content-Length'),
+  FST_ERR_CTP_INVALID_TYPE: wire(400, 'invalid_request', 'invalid Content-Type header'),
+  FST_ERR_BAD_URL: wire(400, 'invalid_request', 'malformed URL'),
+};
+
+function byStatus(status: number): WireError {
+  switch (status) {
+    case 401:
+      return wire(401, 'unauthorized', 'missing or invalid bearer token');
+    case 403:
+      return wire(403, 'forbidden', 'forbidden');
+    case 404:
+      return wire(404, 'route_not_found', 'no such route');
+    case 406:
+      return wire(406, 'not_acceptable', 'this route only produces text/event-stream');
+    case 413:
+      return wire(413, 'payload_too_large', 'the body exceeds the size limit');
+    case 503:
+      return wire(503, 'runtime_shutting_down', 'the server is shutting down');
+    default:
+      return status >= 400 && status < 500
+        ? wire(status, 'invalid_request', 'invalid request')
+        : wire(500, 'internal_error', 'internal error');
+  }
+}
+
+/** Maps any thrown value to the wire error; `internal` tells the caller to log it. */
+export function toWireError(error: unknown): WireError & { internal: boolean } {
+  if (error instanceof DomainError) {
+    return {
+      status: error.httpStatus,
+      body: envelope(error.code, error.message, error.retryable, error.details),
+      internal: error.httpStatus >= 500 && !error.retryable,
+    };
+  }
+  if (error instanceof HttpError) {
+    return { ...wire(error.status, error.code, error.message), internal: false };
+  }
+  const fastifyError = error as Partial<FastifyError> | null;
+  if (fastifyError && typeof fastifyError === 'object') {
+    if (hasZodFastifySchemaValidationErrors(fastifyError)) {
+      const details = validationDetails(fastifyError as FastifyError);
+      const first = (details['issues'] as Array<{ path: string; message: string }>)[0];
+      const message = first ? `invalid request: ${first.path}: ${first.message}` : 'invalid request';
+      return { ...wire(400, 'invalid_request', message, details), internal: false };
+    }
+    const known = fastifyError.code ? FASTIFY_CLIENT_ERRORS[fastifyError.code] : undefined;
+    if (known) return { ...known, internal: false };
+    const status = fastifyError.statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500) return { ...byStatus(status), internal: false };
+  }
+  return { ...wire(500, 'internal_error', 'internal error'), internal: true };
+}
+
+export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const mapped = toWireError(error);
+  if (mapped.internal) request.log.error({ err: error }, 'request failed');
+  if (mapped.status === 401) reply.header('WWW-Authenticate', 'Bearer');
+  void reply.code(mapped.status).type('application/json; charset=utf-8').send(mapped.body);
+}
+
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): void {
+  const path = redactPath(request.url.split('?')[0] ?? '/');
+  void reply.code(404).send(envelope('route_not_found', `no route ${request.method} ${path}`));
+}
+
+function isEnvelope(value: unknown): boolean {
+  if (!value || typeof value !== 'object') return false;
+  const v = value as { ok?: unknown; error?: { code?: unknown } };
+  return v.ok === false && typeof v.error === 'object' && v.error !== null && typeof v.error.code === 'string';
+}
+
+/**
+ * The last line of defence: a non-2xx answer produced outside the error handler (a plugin replying
+ * directly, e.g. @fastify/sse's 406) is rewritten into the envelope.
+ */
+export async function enforceEnvelope(_request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  if (reply.statusCode < 400) return payload;
+  if (payload !== null && typeof payload === 'object' && !Buffer.isBuffer(payload)) return payload; // a stream
+  const text = Buffer.isBuffer(payload) ? payload.toString('utf8') : typeof payload === 'string' ? payload : '';
+  try {
+    if (isEnvelope(JSON.parse(text))) return payload;
+  } catch {
+    // not JSON: rewrite below
+  }
+  reply.type('application/json; charset=utf-8');
+  return JSON.stringify(byStatus(reply.statusCode).body);
+}
+
+/** Answers HTTP-parser-level failures (bad request line, oversized headers) with the envelope too. */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+  const body = JSON.stringify(envelope('invalid_request', reason.toLowerCase()));
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

@@ -1,0 +1,134 @@
+import { CompleteWorkItemRequest, CreateWorkItemRequest, PickWorkItemRequest, UpdateWorkItemRequest, WorkItemView } from '../domain/index.js';
+import { mutation } from './mutation.js';
+import { ListQuery, pageOf } from './paging.js';
+import {
+  AgentParams,
+  apiErrors,
+  MutationHeaders,
+  NoQuery,
+  WorkItemPage,
+  WorkItemParams,
+  WorkItemResponse,
+} from './schemas.js';
+import type { HttpApp, RouteDeps } from './types.js';
+
+const tags = ['work items'];
+
+export function registerWorkItemRoutes(app: HttpApp, { runtime }: RouteDeps): void {
+  app.post(
+    '/api/control/agents/:id/work-items',
+    {
+      schema: {
+        tags,
+        summary: 'Create an open work item (does not change focus)',
+        params: AgentParams,
+        headers: MutationHeaders,
+        body: CreateWorkItemRequest,
+        querystring: NoQuery,
+        response: { 201: WorkItemResponse, ...apiErrors(404, 409) },
+      },
+    },
+    async (request, reply) =>
+      mutation(runtime, request, reply, request.params.id, async () => ({
+        status: 201,
+        body: { ok: true as const, ...(await runtime.createWorkItem(request.params.id, request.body)) },
+      })),
+  );
+
+  app.patch(
+    '/api/control/agents/:id/work-items/:wid',
+    {
+      schema: {
+        tags,
+        summary: 'Update objective, plan status or blocker',
+        params: WorkItemParams,
+        headers: MutationHeaders,
+        body: UpdateWorkItemRequest,
+        querystring: NoQuery,
+        response: { 200: WorkItemResponse, ...apiErrors(404, 409) },
+      },
+    },
+    async (request, reply) =>
+      mutation(runtime, request, reply, request.params.id, async () => ({
+        status: 200,
+        body: {
+          ok: true as const,
+          ...(await runtime.updateWorkItem(request.params.id, request.params.wid, request.body)),
+        },
+      })),
+  );
+
+  app.post(
+    '/api/control/agents/:id/work-items/:wid/pick',
+    {
+      schema: {
+        tags,
+        summary: 'Make the work item current',
+        params: WorkItemParams,
+        headers: MutationHeaders,
+        body: PickWorkItemRequest.nullish(),
+        querystring: NoQuery,
+        response: { 200: WorkItemResponse, ...apiErrors(404, 409) },
+      },
+    },
+    async (request, reply) =>
+      mutation(runtime, request, reply, request.params.id, async () => ({
+        status: 200,
+        body: {
+          ok: true as const,
+          ...(await runtime.pickWorkItem(request.params.id, request.params.wid, request.body ?? { clear_blocker: false })),
+        },
+      })),
+  );
+
+  app.post(
+    '/api/control/agents/:id/work-items/:wid/complete',
+    {
+      schema: {
+        tags,
+        summary: 'Complete the work item with a report',
+        params: WorkItemParams,
+        headers: MutationHeaders,
+        body: CompleteWorkItemRequest,
+        querystring: NoQuery,
+        response: { 200: WorkItemResponse, ...apiErrors(404, 409) },
+      },
+    },
+    async (request, reply) =>
+      mutation(runtime, request, reply, request.params.id, async () => ({
+        status: 200,
+        body: {
+          ok: true as const,
+          ...(await runtime.completeWorkItem(request.params.id, request.params.wid, request.body)),
+        },
+      })),
+  );
+
+  app.get(
+    '/api/agents/:id/work-items',
+    {
+      schema: {
+        tags,
+        summary: 'Work items with their derived scheduling state',
+        params: AgentParams,
+        querystring: ListQuery,
+        response: { 200: WorkItemPage, ...apiErrors(404) },
+      },
+    },
+    async (request) => pageOf(await runtime.listWorkItems(request.params.id), request.query),
+  );
+
+  app.get(
+    '/api/agents/:id/work-items/:wid',
+    {
+      schema: {
+        tags,
+        summary: 'One work item with its derived scheduling state',
+        params: WorkItemParams,
+        querystring: NoQuery,
+        response: { 200: WorkItemView, ...apiErrors(404) },
+      },
+    },
+    async (request) => runtime.getWorkItem(request.params.id, request.params.wid),
+  );
+}

@@ -1,0 +1,45 @@
+import type { TurnOffer, TurnResult } from '../../../src/domain/index.js';
+import type { TurnRunner } from '../../../src/runtime/turn-runner.js';
+
+interface Parked {
+  offer: TurnOffer;
+  finish: (result: TurnResult) => void;
+}
+
+/**
+ * The runtime's `runner` option: every turn waits until the path finishes it, so the agent stays
+ * `awake_running` for as long as the model does. (An `http_worker` agent cannot be used for this:
+ * `completeTurn` compares the claim id `<run_id>~<n>` with the run id and always answers
+ * `stale_run_id`.)
+ */
+export class ControlledRunner implements TurnRunner {
+  private readonly parked = new Map<string, Parked>();
+
+  run(offer: TurnOffer, signal: AbortSignal): Promise<TurnResult> {
+    return new Promise((resolve) => {
+      const finish = (result: TurnResult): void => {
+        this.parked.delete(offer.run_id);
+        resolve(result);
+      };
+      this.parked.set(offer.run_id, { offer, finish });
+      signal.addEventListener('abort', () => finish({ actions: [], text: 'aborted' }), { once: true });
+    });
+  }
+
+  isParked(runId: string): boolean {
+    return this.parked.has(runId);
+  }
+
+  /** Ends the turn `runId` with `result`; false when no such turn waits. */
+  finish(runId: string, result: TurnResult): boolean {
+    const parked = this.parked.get(runId);
+    if (!parked) return false;
+    parked.finish(result);
+    return true;
+  }
+
+  /** Ends every waiting turn (teardown), so no runner promise outlives its runtime. */
+  finishAll(): void {
+    for (const parked of [...this.parked.values()]) parked.finish({ actions: [] });
+  }
+}

@@ -1,0 +1,122 @@
+import { access, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Runtime, type RuntimeOptions } from '../../../src/runtime/runtime.js';
+import { ControlledRunner } from './controlled-runner.js';
+import { GateStore } from './gate-store.js';
+
+/** The agent document as the lowdb store keeps it on disk (`agents/<id>/doc.json`). */
+export interface StoredDocFile {
+  version: number;
+  last_event_seq: number;
+  doc: Record<string, unknown>;
+}
+
+export type HarnessOptions = Omit<RuntimeOptions, 'dataDir' | 'store' | 'runner'>;
+
+/**
+ * A real runtime on a fresh temp data dir: lowdb behind the {@link GateStore}, turns through the
+ * {@link ControlledRunner}. `reopen` restarts it on the same directory, optionally after editing an
+ * agent's document on disk (how a corrupted or old snapshot gets there).
+ */
+export class Harness {
+  private constructor(
+    readonly dir: string,
+    readonly gate: GateStore,
+    readonly runner: ControlledRunner,
+    public runtime: Runtime,
+    private readonly options: HarnessOptions,
+  ) {}
+
+  static async open(options: HarnessOptions = {}, dir?: string): Promise<Harness> {
+    const dataDir = dir ?? (await mkdtemp(join(tmpdir(), 'holon-model-')));
+    const gate = new GateStore(dataDir);
+    const runner = new ControlledRunner();
+    const runtime = await Runtime.open({ ...options, store: gate, runner });
+    return new Harness(dataDir, gate, runner, runtime, options);
+  }
+
+  async reopen(edit?: { agentId: string; change: (file: StoredDocFile) => void }): Promise<void> {
+    this.runner.finishAll();
+    await this.runtime.close();
+    if (edit) {
+      const path = join(this.dir, 'agents', edit.agentId, 'doc.json');
+      const file = JSON.parse(await readFile(path, 'utf8')) as StoredDocFile;
+      edit.change(file);
+      await writeFile(path, JSON.stringify(file));
+    }
+    this.runtime = await Runtime.open({ ...this.options, store: this.gate, runner: this.runner });
+  }
+
+  /**
+   * Waits until every operation already queued for `agentId` is done (an operation of its own goes
+   * through the agent's lane after them). A scheduler step the runtime started on its own may be
+   * about to commit; opening the gate for the path's next change must not let that one through.
+   * The caller must make its next API call without yielding to the event loop in between, so that
+   * call is queued before the scheduler step this one triggers.
+   */
+  async barrier(agentId: string): Promise<void> {
+    await this.runtime.takeSnapshot(agentId).catch(() => undefined);
+  }
+
+  /** A directory for one command's control files (see {@link controlledCommand}). */
+  async controlDir(name: string): Promise<string> {
+    const path = join(this.dir, 'control', name);
+    await mkdir(path, { recursive: true });
+    this.controls.push(path);
+    return path;
+  }
+
+  private readonly controls: string[] = [];
+
+  async dispose(): Promise<void> {
+    // Let every controlled command end by itself, also those that ignore SIGTERM.
+    await Promise.all(this.controls.map((dir) => releaseCommand(dir, 0)));
+    this.runner.finishAll();
+    await this.runtime.close();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A shell command that runs until `releaseCommand(dir, code)` and then exits with `code`; with
+ * `ignoreTerm` it survives SIGTERM (only SIGKILL or the release ends it). It writes `started` once
+ * its trap is set (see {@link commandStarted}), and gives up after a minute, so nothing outlives a
+ * crashed test run for long.
+ */
+export function controlledCommand(dir: string, options: { ignoreTerm?: boolean } = {}): string {
+  const exit = JSON.stringify(join(dir, 'exit'));
+  const started = JSON.stringify(join(dir, 'started'));
+  const loop = `: > ${started}; i=0; while [ ! -e ${exit} ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; exit "$(cat ${exit} 2>/dev/null || echo 9)"`;
+  return options.ignoreTerm ? `trap '' TERM; ${loop}` : loop;
+}
+
+/** Whether the command of `dir` is past its start (and its SIGTERM trap, if any). */
+export async function commandStarted(dir: string): Promise<boolean> {
+  return access(join(dir, 'started')).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The exit code file appears whole (rename), so the command never reads it half-written. */
+export async function releaseCommand(dir: string, code: number): Promise<void> {
+  await writeFile(join(dir, 'exit.tmp'), String(code));
+  await rename(join(dir, 'exit.tmp'), join(dir, 'exit'));
+}
+
+/** Polls `probe` until it returns something other than `undefined`/`false`; the last error explains a timeout. */
+export async function eventually<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 8_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value as T;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 15));
+  }
+}

@@ -1,0 +1,155 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Actor } from 'xstate';
+import type { supervisorMachine, SupervisorContext } from '../../../machines/index.js';
+import type { Runtime } from '../../../src/runtime/runtime.js';
+import type { ModelPath, ModelStep } from '../paths.js';
+import { eventAt, INIT, type Driver } from './executor.js';
+import { eventually, Harness } from './harness.js';
+import { dropMachineContext } from './snapshot-files.js';
+
+type Shard = Actor<typeof supervisorMachine>;
+
+/** What the supervisor model and the shard actor are compared on. */
+interface ShardView {
+  value: unknown;
+  live: number;
+  failures: number;
+}
+
+/**
+ * The runtime has no API that shows its supervisor shards, so this reads its private `shards`
+ * field (observation only: the paths drive the runtime through its API). A view of the shards
+ * (e.g. in `readiness()` or `actorTree`) would replace this.
+ */
+function shardsOf(runtime: Runtime): Shard[] {
+  const shards: unknown = Reflect.get(runtime, 'shards');
+  if (!Array.isArray(shards)) throw new Error('Runtime has no `shards` array any more: update the supervisor probe');
+  return shards as Shard[];
+}
+
+function viewOf(value: unknown, context: Pick<SupervisorContext, 'live' | 'failures'>): ShardView {
+  return { value, live: context.live, failures: context.failures };
+}
+
+export interface SupervisorContextState {
+  h: Harness;
+  /** Agents attached by the path, in order. */
+  agents: string[];
+  /** An agent prepared on disk with its actor context removed (for AGENT.FAILED). */
+  broken: string | null;
+  /** Every distinct state the shard went through, from its creation. */
+  history: ShardView[];
+}
+
+let agents = 0;
+
+function nextAgentId(): string {
+  agents += 1;
+  return `model-sup-agent-${process.pid}-${agents}`;
+}
+
+/**
+ * Supervisor paths: the runtime's shard actor, fed by the runtime itself. AGENT.ATTACHED is a new
+ * live agent actor (createAgent), AGENT.DETACHED one that goes to sleep (its actor is stopped),
+ * AGENT.FAILED an agent actor that throws (its persisted context was removed on disk, so its next
+ * effect request fails inside XState). Agents are kept attached by stopping them: a stopped agent's
+ * actor stays live and the scheduler leaves it alone.
+ */
+export class SupervisorDriver implements Driver<SupervisorContextState> {
+  readonly machine = 'supervisor' as const;
+
+  automatic(path: ModelPath, index: number): boolean {
+    // The shard is created by the first attach; a broken agent fails right after it attaches.
+    return index === 0 || eventAt(path, index).type === 'AGENT.FAILED';
+  }
+
+  async setup(path: ModelPath): Promise<SupervisorContextState> {
+    const h = await Harness.open({ killGraceMs: 1_000, leaseTtlMs: 3_000 });
+    const ctx: SupervisorContextState = { h, agents: [], broken: null, history: [] };
+    if (path.steps.some((s) => s.event.type === 'AGENT.FAILED')) {
+      const agentId = nextAgentId();
+      await h.runtime.createAgent({ agent_id: agentId, config: { turn_runner: 'scripted', model: 'scripted' } });
+      await eventually(async () => (await h.runtime.getSummary(agentId)).agent.status === 'asleep', 'the prepared agent to sleep');
+      // A fresh runtime, so the shard under test starts with the path.
+      await h.reopen({ agentId, change: dropMachineContext });
+      ctx.broken = agentId;
+    }
+    this.watch(ctx);
+    return ctx;
+  }
+
+  async dispose(ctx: SupervisorContextState): Promise<void> {
+    await ctx.h.dispose();
+  }
+
+  /**
+   * Records every distinct state of each shard from its creation on: shards are created lazily,
+   * inside the first attach, so the probe wraps the `push` of the runtime's private shard list.
+   */
+  private watch(ctx: SupervisorContextState): void {
+    const shards = shardsOf(ctx.h.runtime);
+    const push = shards.push.bind(shards);
+    const record = (snapshot: ReturnType<Shard['getSnapshot']>): void => {
+      const view = viewOf(snapshot.value, snapshot.context);
+      if (!isDeepStrictEqual(ctx.history.at(-1), view)) ctx.history.push(view);
+    };
+    Object.defineProperty(shards, 'push', {
+      value: (...added: Shard[]): number => {
+        for (const shard of added) {
+          record(shard.getSnapshot());
+          shard.subscribe({ next: record, error: () => undefined });
+        }
+        return push(...added);
+      },
+    });
+  }
+
+  /** A new agent whose actor stays live: stopped before the scheduler could put it to sleep. */
+  private async attachAgent(ctx: SupervisorContextState): Promise<void> {
+    const agentId = nextAgentId();
+    await ctx.h.runtime.createAgent({ agent_id: agentId, config: { turn_runner: 'scripted', model: 'scripted' } });
+    // No await in between: the scheduler's first look at the agent comes after this stop.
+    await ctx.h.runtime.control(agentId, { action: 'stop' });
+    ctx.agents.push(agentId);
+  }
+
+  async run(ctx: SupervisorContextState, path: ModelPath, chunk: readonly number[]): Promise<void> {
+    const index = chunk[0] as number;
+    const { h } = ctx;
+    if (index === INIT) {
+      if (ctx.broken) {
+        // The wake hint restores the actor (ATTACHED); the wake it queues makes it throw (FAILED).
+        await h.runtime.wake(ctx.broken, { reason: 'probe' });
+      } else {
+        await this.attachAgent(ctx);
+      }
+      return;
+    }
+    const step = path.steps[index] as ModelStep;
+    switch (step.event.type) {
+      case 'AGENT.ATTACHED':
+        return this.attachAgent(ctx);
+      case 'AGENT.DETACHED': {
+        // Started again, the agent has nothing to do: it sleeps and its actor is stopped.
+        const agentId = ctx.agents.at(-1);
+        if (!agentId) throw new Error('AGENT.DETACHED needs an attached agent');
+        await h.runtime.control(agentId, { action: 'start' });
+        return;
+      }
+      default:
+        throw new Error(`no runtime mechanism for ${step.event.type}`);
+    }
+  }
+
+  async verify(ctx: SupervisorContextState, path: ModelPath, chunk: readonly number[], last: boolean): Promise<void> {
+    const upTo = chunk.at(-1) as number;
+    const expected = [path.initial, ...path.steps.slice(0, upTo + 1).map((s) => s.after)].map((snapshot) => viewOf(snapshot.value, snapshot.context as SupervisorContext));
+    // The shard's states, in order, contain the model's; mid-path it must rest in the last one.
+    const follows = (): boolean => {
+      let at = 0;
+      for (const view of ctx.history) if (at < expected.length && isDeepStrictEqual(view, expected[at])) at += 1;
+      return at === expected.length && (last || isDeepStrictEqual(ctx.history.at(-1), expected.at(-1)));
+    };
+    await eventually(() => follows(), `the shard to go through ${JSON.stringify(expected)}; it went through ${JSON.stringify(ctx.history)}`);
+  }
+}

@@ -1,0 +1,225 @@
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AnyStateMachine } from 'xstate';
+import type { MachineName } from '../../machines/index.js';
+import { machineStates, machineTransitions, type MachineTransition } from '../../src/visualize/graph-walk.js';
+import { transitionKey, type AllowListed, type TransitionKey } from './paths.js';
+
+/**
+ * Transitions no runtime mechanism can produce today. Generated paths never take them (they are
+ * filtered out of the graph), and the coverage check excuses them, and the states only they enter.
+ * Everything else must be covered by a path executed against the runtime, or the suite fails.
+ */
+export const ALLOW_LIST: Readonly<Record<MachineName, readonly AllowListed[]>> = {
+  agent: [
+    { source: 'agent.initializing', event: 'INITIALIZE.FAILED', branch: 0, reason: "the runtime's initialize effect has no failure outcome: it always answers INITIALIZE.DONE (a failed commit rolls back instead)" },
+    { source: 'agent.initializing', event: 'INITIALIZE.FAILED', branch: 1, reason: "the runtime's initialize effect has no failure outcome: it always answers INITIALIZE.DONE (a failed commit rolls back instead)" },
+    { source: 'agent.active.awakeRunning', event: 'TURN.FINISHED', branch: 0, reason: 'runTurn and completeTurn drop a finish whose run is no longer current before it reaches the machine, so isStaleRun never sees one' },
+    { source: 'agent.active.awaitingTask', event: 'IDLE', branch: 0, reason: "every task end goes through finishTaskRecord, which sends TASK.SETTLED with the same facts first; the scheduler's IDLE in awaiting_task never finds no active task" },
+    { source: 'agent.sleeping', event: 'SLEEP.FAILED', branch: 0, reason: "the runtime's sleep effect has no failure outcome (it only takes a pre-sleep snapshot in the same commit)" },
+    { source: 'agent.recovering', event: 'RECOVER.FAILED', branch: 0, reason: 'the recover effect verifies the snapshot it has just built from committed records, which cannot fail verification' },
+    { source: 'agent.evolving', event: 'EVOLVE.FAILED', branch: 0, reason: "the runtime's evolve effect always answers EVOLVE.DONE {accepted: true}" },
+  ],
+  task: [
+    { source: 'task.cancelling', event: 'TIMED_OUT', branch: 0, reason: "CommandProcess.stop() clears the timeout, so once a stop is requested the command ends with reason 'stopped' and the runtime sends EXITED, never TIMED_OUT" },
+  ],
+  continuation: [
+    { source: 'continuation.wait.idle', event: 'TRIGGER', branch: 0, reason: 'the runtime resolves continuations with the pure resolveContinuation in claim() and never sends TRIGGER to the continuation actor' },
+    { source: 'continuation.wait.waiting', event: 'TRIGGER', branch: 0, reason: 'the runtime resolves continuations with the pure resolveContinuation in claim() and never sends TRIGGER to the continuation actor' },
+    { source: 'continuation.wait.resolving', event: 'RESOLUTION.APPLIED', branch: 0, reason: 'unreachable: wait.resolving is only entered by TRIGGER, which the runtime never sends' },
+    { source: 'continuation.wait.resolving', event: 'RESOLUTION.APPLIED', branch: 1, reason: 'unreachable: wait.resolving is only entered by TRIGGER, which the runtime never sends' },
+    { source: 'continuation.wait.resolving', event: 'RESOLUTION.APPLIED', branch: 2, reason: 'unreachable: wait.resolving is only entered by TRIGGER, which the runtime never sends' },
+    { source: 'continuation.wakeHint.stored', event: 'HINT.FLUSH', branch: 0, reason: "the scheduler replays a coalesced hint from the agent document's pending_wake_hint and never sends HINT.FLUSH" },
+  ],
+  supervisor: [
+    { source: 'supervisor.running', event: 'AGENT.SPAWN', branch: 0, reason: 'the runtime creates each agent as a root actor (AgentCell.ensureActor) and announces it with AGENT.ATTACHED; it never sends AGENT.SPAWN' },
+    { source: 'supervisor.running', event: 'AGENT.SPAWN', branch: 1, reason: 'the runtime never sends AGENT.SPAWN (agents are root actors announced with AGENT.ATTACHED)' },
+    { source: 'supervisor.running', event: 'AGENT.ATTACHED', branch: 1, reason: 'shards are created with capacity Number.MAX_SAFE_INTEGER and the runtime balances them itself (shardFor), so hasCapacity never fails' },
+    { source: 'supervisor.running', event: 'xstate.error.actor.*', branch: 0, reason: 'agents are root actors, not children of the shard, so XState never delivers xstate.error.actor.* to it; the runtime reports actor errors as AGENT.FAILED' },
+    { source: 'supervisor.running', event: 'SHUTDOWN', branch: 0, reason: 'Runtime.close() stops the shard actors directly and never sends SHUTDOWN' },
+    { source: 'supervisor.draining', event: 'AGENT.SPAWN', branch: 0, reason: 'unreachable: draining is only entered by SHUTDOWN, which the runtime never sends' },
+    { source: 'supervisor.draining', event: 'AGENT.ATTACHED', branch: 0, reason: 'unreachable: draining is only entered by SHUTDOWN, which the runtime never sends' },
+    { source: 'supervisor.draining', event: 'AGENT.DETACHED', branch: 0, reason: 'unreachable: draining is only entered by SHUTDOWN, which the runtime never sends' },
+    { source: 'supervisor.draining', event: 'AGENT.FAILED', branch: 0, reason: 'unreachable: draining is only entered by SHUTDOWN, which the runtime never sends' },
+    { source: 'supervisor.draining', event: 'xstate.error.actor.*', branch: 0, reason: 'unreachable: draining is only entered by SHUTDOWN, which the runtime never sends' },
+    { source: 'supervisor.draining', event: 'DRAINED', branch: 0, reason: 'unreachable: draining is only entered by SHUTDOWN, which the runtime never sends' },
+  ],
+};
+
+/** States and transitions reached by the steps of executed paths that the runtime followed. */
+export class CoverageRecorder {
+  readonly states = new Set<string>();
+  readonly transitions = new Set<TransitionKey>();
+  paths = 0;
+  passed = 0;
+
+  visit(stateIds: readonly string[]): void {
+    for (const id of stateIds) this.states.add(id);
+  }
+
+  take(keys: readonly TransitionKey[]): void {
+    for (const key of keys) this.transitions.add(key);
+  }
+}
+
+export interface CoverageCount {
+  covered: number;
+  total: number;
+}
+
+export interface AllowListEntry {
+  transition: string;
+  guard: string | null;
+  reason: string;
+}
+
+/** One machine's entry of `visualizations/coverage.json` (a superset of src/visualize/coverage.ts). */
+export interface MachineCoverageReport {
+  states: CoverageCount;
+  transitions: CoverageCount;
+  paths: number;
+  paths_passed: number;
+  /** Uncovered and not excused: must be empty. */
+  missing: { states: string[]; transitions: string[] };
+  /** Uncovered but excused by the allow-list (states: only allow-listed transitions enter them). */
+  excused: { states: string[]; transitions: string[] };
+  allow_list: AllowListEntry[];
+}
+
+function label(t: MachineTransition): string {
+  return `${t.source} --${t.event}${t.guard ? ` [${t.guard}]` : ''}${t.branch > 0 || t.guard ? ` #${t.branch}` : ''}--> ${t.target ?? '(stays)'}`;
+}
+
+/** A state whose every entering transition (to it or a descendant) is allow-listed cannot be reached. */
+function excusedStates(machine: AnyStateMachine, allowed: ReadonlySet<TransitionKey>, uncovered: readonly string[]): string[] {
+  const transitions = machineTransitions(machine);
+  return uncovered.filter((state) => {
+    const entering = transitions.filter((t) => (t.target ?? '').split(',').some((target) => target === state || target.startsWith(`${state}.`)));
+    return entering.length > 0 && entering.every((t) => allowed.has(transitionKey(t)));
+  });
+}
+
+export function machineCoverage(name: MachineName, machine: AnyStateMachine, recorder: CoverageRecorder): MachineCoverageReport {
+  const allowList = ALLOW_LIST[name];
+  const allowed = new Set(allowList.map(transitionKey));
+  const states = machineStates(machine);
+  const transitions = machineTransitions(machine);
+  const known = new Set(transitions.map(transitionKey));
+  for (const key of allowed) if (!known.has(key)) throw new Error(`allow-list entry ${key} is not a transition of ${name}`);
+  const uncoveredStates = states.filter((s) => !recorder.states.has(s)).sort();
+  const uncoveredTransitions = transitions.filter((t) => !recorder.transitions.has(transitionKey(t)));
+  const excusedS = excusedStates(machine, allowed, uncoveredStates);
+  const reasons = new Map(allowList.map((a) => [transitionKey(a), a.reason]));
+  return {
+    states: { covered: states.length - uncoveredStates.length, total: states.length },
+    transitions: { covered: transitions.length - uncoveredTransitions.length, total: transitions.length },
+    paths: recorder.paths,
+    paths_passed: recorder.passed,
+    missing: {
+      states: uncoveredStates.filter((s) => !excusedS.includes(s)),
+      transitions: uncoveredTransitions.filter((t) => !allowed.has(transitionKey(t))).map(label).sort(),
+    },
+    excused: {
+      states: excusedS,
+      transitions: uncoveredTransitions.filter((t) => allowed.has(transitionKey(t))).map(label).sort(),
+    },
+    allow_list: transitions
+      .filter((t) => allowed.has(transitionKey(t)))
+      .map((t) => ({ transition: label(t), guard: t.guard, reason: reasons.get(transitionKey(t)) ?? '' }))
+      .sort((a, b) => a.transition.localeCompare(b.transition)),
+  };
+}
+
+export const VISUALIZATIONS_DIR = join(import.meta.dirname, '..', '..', 'visualizations');
+
+type Report = { machines: Record<string, MachineCoverageReport> };
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, sortKeys(v)]));
+  }
+  return value;
+}
+
+function percent(count: CoverageCount): string {
+  return count.total === 0 ? '—' : `${Math.floor((count.covered * 100) / count.total)}%`;
+}
+
+export function coverageMarkdown(report: Report): string {
+  const names = Object.keys(report.machines).sort();
+  const lines = [
+    '# Path coverage of the machines against the runtime',
+    '',
+    'Written by `npx vitest run test/model` (the model-based path tests): do not edit by hand.',
+    'Paths are generated from each machine with `xstate/graph` (shipped inside xstate 5.33; not the frozen `@xstate/graph`): shortest paths (agent, continuation) or simple paths (task, supervisor), plus one path per transition they miss and a few directed paths. Every step is executed against a real runtime (lowdb store in a temp dir, real command processes) through its API, and the runtime\'s actor state is compared with the model\'s after each step.',
+    'Counts: states without the root; transitions as (source, event, guarded branch), the units of `machines/` walks in `src/visualize/graph-walk.ts`.',
+    '',
+    '| machine | states | transitions | paths run | paths passed |',
+    '|---|---|---|---|---|',
+    ...names.map((n) => {
+      const m = report.machines[n] as MachineCoverageReport;
+      return `| ${n} | ${m.states.covered}/${m.states.total} (${percent(m.states)}) | ${m.transitions.covered}/${m.transitions.total} (${percent(m.transitions)}) | ${m.paths} | ${m.paths_passed} |`;
+    }),
+    '',
+  ];
+  for (const n of names) {
+    const m = report.machines[n] as MachineCoverageReport;
+    lines.push(`## ${n}`, '', '| | covered | total | missing | excused by the allow-list |', '|---|---|---|---|---|');
+    lines.push(`| states | ${m.states.covered} | ${m.states.total} | ${m.missing.states.length} | ${m.excused.states.length} |`);
+    lines.push(`| transitions | ${m.transitions.covered} | ${m.transitions.total} | ${m.missing.transitions.length} | ${m.excused.transitions.length} |`, '');
+    if (m.missing.states.length + m.missing.transitions.length > 0) {
+      lines.push('Missing (the suite fails until these are covered or allow-listed):', '');
+      for (const s of m.missing.states) lines.push(`- state \`${s}\``);
+      for (const t of m.missing.transitions) lines.push(`- \`${t}\``);
+      lines.push('');
+    }
+    if (m.excused.states.length > 0) lines.push(`Excused states (entered only by allow-listed transitions): ${m.excused.states.map((s) => `\`${s}\``).join(', ')}.`, '');
+    if (m.allow_list.length > 0) {
+      lines.push('Allow-list:', '', '| transition | reason |', '|---|---|');
+      for (const a of m.allow_list) lines.push(`| \`${a.transition}\` | ${a.reason} |`);
+      lines.push('');
+    }
+  }
+  return `${lines.join('\n').trimEnd()}\n`;
+}
+
+async function withLock<T>(dir: string, work: () => Promise<T>): Promise<T> {
+  const lock = join(dir, '.coverage.lock');
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch (error) {
+      if (attempt > 400) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Merges one machine's report into `coverage.json` and rewrites `coverage.md` from the merge. The
+ * four model test files run in parallel workers, hence the lock; the output has sorted keys and
+ * no timestamps or durations, so the same coverage always writes the same bytes.
+ */
+export async function writeCoverage(name: MachineName, report: MachineCoverageReport, dir = VISUALIZATIONS_DIR): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await withLock(dir, async () => {
+    const path = join(dir, 'coverage.json');
+    let merged: Report = { machines: {} };
+    try {
+      merged = JSON.parse(await readFile(path, 'utf8')) as Report;
+    } catch (error) {
+      if (!(error instanceof Error && 'code' in error && error.code === 'ENOENT')) throw error;
+    }
+    merged.machines = { ...merged.machines, [name]: report };
+    const sorted = sortKeys(merged) as Report;
+    await writeFile(path, `${JSON.stringify(sorted, null, 2)}\n`);
+    await writeFile(join(dir, 'coverage.md'), coverageMarkdown(sorted));
+  });
+}
