@@ -1667,21 +1667,18 @@ export class Runtime implements RuntimeApi {
     return task;
   }
 
-  private async ensureAwake(agentId: string): Promise<void> {
-    const cell = await this.cell(agentId);
-    if (cell.doc.state.phase !== 'sleeping') return;
-    await cell.run(async (tx) => {
-      if (tx.doc.state.phase !== 'sleeping') return;
-      tx.send({ type: 'WAKE', reason: 'task requested' }, { reason: 'task requested while asleep', trigger: 'user' });
-      await this.drainEffects(tx);
-    });
+  /** Tasks need a live agent: a sleeping one is woken (seed 002 wake protocol) in the same operation. */
+  private async wakeForTask(tx: Tx): Promise<void> {
+    if (tx.doc.state.phase !== 'sleeping') return;
+    tx.send({ type: 'WAKE', reason: 'task requested' }, { reason: 'task requested while asleep', trigger: 'user' });
+    await this.drainEffects(tx);
   }
 
   async execCommand(agentId: string, request: ExecCommandRequest): Promise<TaskRecord> {
     const req = ExecCommandRequest.parse(request);
-    await this.ensureAwake(agentId);
     const task = await this.mutate(agentId, async (tx) => {
       this.refuseStopped(tx);
+      await this.wakeForTask(tx);
       if (tx.doc.state.phase !== 'active') throw new DomainError('illegal_transition', `agent ${agentId} is ${tx.doc.state.phase}: tasks start only while active`);
       if (req.work_item_id) this.findWorkItem(tx.doc, req.work_item_id);
       const task = this.createTaskRecord(tx, { summary: req.summary, cmd: req.cmd, accepts_input: req.accepts_input, ...(req.workdir ? { workdir: req.workdir } : {}), ...(req.timeout_ms ? { timeout_ms: req.timeout_ms } : {}), ...(req.work_item_id ? { work_item_id: req.work_item_id } : {}) }, null);
@@ -1701,9 +1698,10 @@ export class Runtime implements RuntimeApi {
     let childId = req.target_agent_id;
     if (childId) await this.cell(childId);
     else childId = (await this.createAgent({ mission: req.summary, owner: agentId, config: { turn_runner: parent.doc.config.turn_runner, model: parent.doc.config.model } })).agent.identity.agent_id;
-    await this.ensureAwake(agentId);
     const task = await this.mutate(agentId, async (tx) => {
       this.refuseStopped(tx);
+      await this.wakeForTask(tx);
+      if (tx.doc.state.phase !== 'active') throw new DomainError('illegal_transition', `agent ${agentId} is ${tx.doc.state.phase}: tasks start only while active`);
       const now = tx.now.toISOString();
       const task: TaskRecord = {
         id: newId('task'),

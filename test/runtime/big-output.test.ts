@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtime/runtime.js';
-import { eventsOfType, eventually, openRuntime, tempDataDir } from './helpers.js';
+import { eventsOfType, eventually, openRuntime, tempDataDir, untilAsleep } from './helpers.js';
 
 const FIFTY_MB = 50 * 1024 * 1024;
 
@@ -94,6 +94,28 @@ describe('a command that cannot start', () => {
       expect(failed.reason).toBe('spawn_failed');
       const running = (await eventsOfType(runtime, 'nowhere', 'task_status_changed')).filter((e) => e.payload['status'] === 'running');
       expect(running).toEqual([]);
+    } finally {
+      await runtime.close();
+      dir.cleanup();
+    }
+  });
+});
+
+describe('tasks on a sleeping agent', () => {
+  it('a task requested right after creation (the agent falling asleep) wakes it in the same operation', async () => {
+    const dir = tempDataDir();
+    const runtime = await openRuntime(dir.dir);
+    try {
+      for (let i = 0; i < 5; i++) {
+        await runtime.createAgent({ agent_id: `eager-${i}` });
+        const task = await runtime.execCommand(`eager-${i}`, { summary: 'at once', cmd: 'true', accepts_input: false });
+        expect(task.status).toBe('queued');
+      }
+      await untilAsleep(runtime, 'eager-4');
+      const asleepFirst = await runtime.execCommand('eager-4', { summary: 'after sleep', cmd: 'true', accepts_input: false });
+      expect(asleepFirst.status).toBe('queued');
+      const wakes = (await eventsOfType(runtime, 'eager-4', 'transition_committed')).filter((e) => e.payload['to_state'] === 'waking');
+      expect(wakes.length).toBeGreaterThan(0);
     } finally {
       await runtime.close();
       dir.cleanup();
