@@ -3,16 +3,27 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './http/app.js';
+import { inspectLog } from './runtime/inspect-log.js';
 import { Runtime } from './runtime/runtime.js';
 
 const USAGE = `usage: holon-xstate serve [options]
+       holon-xstate migrate --data-dir <dir> [--agent <id>]
+
+serve:
 
   --data-dir <dir>   data directory (default ./data)
   --port <n>         TCP port, 0 = any free port (default 8080)
   --host <addr>      bind address (default 127.0.0.1; ignored in local mode)
   --token <secret>   control token (or env HOLON_TOKEN); without one: local mode, 127.0.0.1 only
   --node-id <id>     lease holder name (default node-<pid>)
-  --log-level <lvl>  fatal|error|warn|info|debug|trace|silent (default info)`;
+  --log-level <lvl>  fatal|error|warn|info|debug|trace|silent (default info)
+  --inspect-log <f>  append every XState inspection event as JSONL to <f> (offline replay)
+
+migrate: rewrites intact snapshots of another schema version at the current one, so an agent
+  whose wake was refused (snapshot_incompatible) can become Active again. Run it with the server
+  stopped (it takes the data directory's write lease).
+  --data-dir <dir>   data directory (default ./data)
+  --agent <id>       only this agent (default: every agent)`;
 
 const LOCAL_HOST = '127.0.0.1';
 
@@ -23,6 +34,7 @@ interface ServeConfig {
   token: string | undefined;
   nodeId: string | undefined;
   logLevel: string;
+  inspectLog: string | undefined;
   /** Set when local mode overrode a requested --host. */
   ignoredHost: string | undefined;
 }
@@ -39,6 +51,7 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): ServeConfig {
       token: { type: 'string' },
       'node-id': { type: 'string' },
       'log-level': { type: 'string', default: 'info' },
+      'inspect-log': { type: 'string' },
     },
   });
   const port = Number(values.port);
@@ -55,12 +68,18 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): ServeConfig {
     token,
     nodeId: values['node-id'],
     logLevel: values['log-level'],
+    inspectLog: values['inspect-log'] ? resolve(values['inspect-log']) : undefined,
     ignoredHost: token === undefined && requestedHost !== undefined && requestedHost !== LOCAL_HOST ? requestedHost : undefined,
   };
 }
 
 async function serve(config: ServeConfig): Promise<void> {
-  const runtime = await Runtime.open({ dataDir: config.dataDir, ...(config.nodeId ? { nodeId: config.nodeId } : {}) });
+  const recorder = config.inspectLog ? inspectLog(config.inspectLog) : null;
+  const runtime = await Runtime.open({
+    dataDir: config.dataDir,
+    ...(config.nodeId ? { nodeId: config.nodeId } : {}),
+    ...(recorder ? { inspect: recorder.inspect } : {}),
+  });
   const app = await buildApp({
     runtime,
     auth: config.token === undefined ? {} : { token: config.token },
@@ -74,6 +93,7 @@ async function serve(config: ServeConfig): Promise<void> {
     // app.close(): stop accepting, end SSE streams and long polls (preClose), finish in-flight requests.
     await app.close();
     await runtime.close();
+    await recorder?.close();
     console.log('holon-xstate: closed');
   });
 
@@ -95,12 +115,41 @@ async function serve(config: ServeConfig): Promise<void> {
   );
   console.log(`data dir: ${config.dataDir}`);
   console.log(`node id: ${runtime.nodeId}`);
+  if (config.inspectLog) console.log(`inspection log: ${config.inspectLog}`);
+}
+
+async function migrate(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    allowPositionals: false,
+    options: { 'data-dir': { type: 'string', default: './data' }, agent: { type: 'string' } },
+  });
+  const runtime = await Runtime.open({ dataDir: resolve(values['data-dir']) });
+  try {
+    const ids: string[] = values.agent ? [values.agent] : [];
+    for (let cursor: string | undefined, first = true; !values.agent && (first || cursor); first = false) {
+      const page = await runtime.listAgents({ limit: 512, ...(cursor ? { cursor } : {}) });
+      ids.push(...page.items.map((a) => a.agent_id));
+      cursor = page.next_cursor ?? undefined;
+    }
+    for (const id of ids) {
+      const result = await runtime.migrate(id);
+      console.log(`${id}: ${result.migrated} snapshot(s) migrated, ${result.skipped_corrupted} corrupted left for recovery`);
+    }
+  } finally {
+    await runtime.close();
+  }
 }
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === '--help' || command === '-h' || command === 'help') {
     console.log(USAGE);
+    return;
+  }
+  if (command === 'migrate') {
+    await migrate(rest);
     return;
   }
   if (command !== 'serve') {
