@@ -77,6 +77,8 @@ async function serve(config: ServeConfig): Promise<void> {
   const recorder = config.inspectLog ? inspectLog(config.inspectLog) : null;
   const runtime = await Runtime.open({
     dataDir: config.dataDir,
+    // After a crash the old lease is still unexpired: wait it out instead of failing.
+    leaseWaitMs: 12_000,
     ...(config.nodeId ? { nodeId: config.nodeId } : {}),
     ...(recorder ? { inspect: recorder.inspect } : {}),
   });
@@ -125,7 +127,7 @@ async function migrate(args: string[]): Promise<void> {
     allowPositionals: false,
     options: { 'data-dir': { type: 'string', default: './data' }, agent: { type: 'string' } },
   });
-  const runtime = await Runtime.open({ dataDir: resolve(values['data-dir']) });
+  const runtime = await Runtime.open({ dataDir: resolve(values['data-dir']), leaseWaitMs: 12_000 });
   try {
     const ids: string[] = values.agent ? [values.agent] : [];
     for (let cursor: string | undefined, first = true; !values.agent && (first || cursor); first = false) {

@@ -120,6 +120,13 @@ export interface RuntimeOptions {
    */
   leaseTtlMs?: number;
   /**
+   * How long `open` keeps trying to take a lease held by someone else. A process restarted after
+   * a crash finds its predecessor's lease still unexpired; waiting one TTL lets it take over.
+   * @default 0 (fail at once with `lease_lost`)
+   * @example 12_000
+   */
+  leaseWaitMs?: number;
+  /**
    * Grace between SIGTERM and SIGKILL when a command task is stopped.
    * @default 2_000
    */
@@ -233,11 +240,19 @@ export class Runtime implements RuntimeApi {
       options.nodeId ?? `node-${process.pid}`,
     );
     await store.open();
-    try {
-      runtime.lease = await store.acquireLease(runtime.nodeId, runtime.options.leaseTtlMs, runtime.clock.now());
-    } catch (error) {
-      await store.close();
-      throw error;
+    const deadline = Date.now() + (options.leaseWaitMs ?? 0);
+    for (;;) {
+      try {
+        runtime.lease = await store.acquireLease(runtime.nodeId, runtime.options.leaseTtlMs, runtime.clock.now());
+        break;
+      } catch (error) {
+        const waiting = error instanceof DomainError && error.code === 'lease_lost' && Date.now() < deadline;
+        if (!waiting) {
+          await store.close();
+          throw error;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
     }
     runtime.startHeartbeat();
     await runtime.recoverAll();

@@ -52,3 +52,23 @@ describe('restart after a clean shutdown', () => {
     expect(after.s1.identity.mission).toBe('remember me');
   });
 });
+
+describe('taking over a crashed holder', () => {
+  it('leaseWaitMs waits out the previous holder’s lease instead of failing', async () => {
+    const dir = tempDataDir();
+    const { LowdbStore } = await import('../../src/store/index.js');
+    // The "crashed" holder: it took the lease and never released it.
+    const crashed = new LowdbStore({ dataDir: dir.dir, exclusiveProcessLock: false });
+    await crashed.open();
+    await crashed.acquireLease('crashed-node', 600, new Date());
+    await expect(openRuntime(dir.dir, { nodeId: 'impatient', store: new LowdbStore({ dataDir: dir.dir, exclusiveProcessLock: false }) })).rejects.toMatchObject({ code: 'lease_lost' });
+    const patient = await openRuntime(dir.dir, { nodeId: 'patient', leaseWaitMs: 5_000, store: new LowdbStore({ dataDir: dir.dir, exclusiveProcessLock: false }) });
+    try {
+      expect((await patient.readiness()).lease.holder).toBe('patient');
+    } finally {
+      await patient.close();
+      await crashed.close();
+      dir.cleanup();
+    }
+  });
+});
