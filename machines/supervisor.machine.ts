@@ -17,6 +17,8 @@ export interface SupervisorInput {
 }
 
 export interface SupervisorContext extends SupervisorInput {
+  /** The agents this shard holds: a set, so a repeated attach or detach counts once. */
+  agents: Record<string, true>;
   live: number;
   failures: number;
 }
@@ -63,8 +65,18 @@ export const supervisorMachine = setup({
       if (event.type !== 'AGENT.SPAWN') return;
       enqueue.spawnChild('agent', { id: event.agentId, systemId: `agent:${event.agentId}`, input: { agentId: event.agentId } });
     }),
-    countIn: assign({ live: ({ context }) => context.live + 1 }),
-    countOut: assign({ live: ({ context }) => Math.max(0, context.live - 1) }),
+    countIn: assign(({ context, event }) => {
+      const agentId = 'agentId' in event ? event.agentId : null;
+      if (!agentId || context.agents[agentId]) return {};
+      const agents: Record<string, true> = { ...context.agents, [agentId]: true };
+      return { agents, live: Object.keys(agents).length };
+    }),
+    countOut: assign(({ context, event }) => {
+      const agentId = failedAgentId(event) ?? ('agentId' in event ? event.agentId : null);
+      if (!agentId || !context.agents[agentId]) return {};
+      const { [agentId]: _gone, ...agents } = context.agents;
+      return { agents, live: Object.keys(agents).length };
+    }),
     stopAgent: enqueueActions(({ event, enqueue }) => {
       const agentId = failedAgentId(event) ?? ('agentId' in event ? event.agentId : null);
       if (agentId) enqueue.stopChild(agentId);
@@ -84,7 +96,7 @@ export const supervisorMachine = setup({
   },
 }).createMachine({
   id: 'supervisor',
-  context: ({ input }) => ({ ...input, live: 0, failures: 0 }),
+  context: ({ input }) => ({ ...input, agents: {}, live: 0, failures: 0 }),
   initial: 'running',
   states: {
     running: {
