@@ -19,7 +19,7 @@ import { pool, until } from './lib/timing.js';
 
 const RUNS = 5;
 const CONNECTIONS = 100;
-const DURATION_S = 3;
+const DURATION_S = 2;
 const STORE: StoreKind = 'lowdb';
 const SETTLE_TIMEOUT_MS = 120_000;
 
@@ -55,7 +55,6 @@ runBenchmark('http', 8 * 60_000, async () => {
       { name: 'POST /api/control/agents/:id/prompt', base: appBase, paths: ids.map((id) => `/api/control/agents/${id}/prompt`), body: '{"text":"hi"}' },
     ];
     const load = (target: Target) => runLoad({ base: target.base, paths: target.paths, body: target.body, connections: CONNECTIONS, durationSeconds: DURATION_S });
-    await load(targets[0] as Target); // warm-up of the load generator and the JIT
     for (let run = 0; run < RUNS; run++) {
       for (const target of targets) {
         const result = await load(target);

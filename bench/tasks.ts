@@ -13,7 +13,8 @@ import { collectGarbage, MiB, RssSampler, until } from './lib/timing.js';
  * Command tasks against the same commands run with plain `child_process.spawn`, measured in the
  * same run:
  *  - 100 concurrent `sh -c 'echo …'` tasks of one agent on the durable (lowdb) runtime, from the
- *    first `execCommand` until every task is terminal. Baseline: 100 concurrent spawns with stdout and
+ *    first `execCommand` until every task is terminal. Each run uses a new agent, so runs do not
+ *    inherit the previous runs' records. Baseline: 100 concurrent spawns with stdout and
  *    stderr read by Node, until every child closed.
  *  - one task writing 100 MB to stdout: time until terminal, and RSS growth (peak during the task
  *    minus RSS before it, sampled every 10 ms). Baseline: one spawn whose stdout Node pipes into a
@@ -119,19 +120,23 @@ runBenchmark('tasks', 6 * 60_000, async () => {
   const big: Array<{ ms: number; rssGrowth: number }> = [];
   const runtime = await openRuntime('lowdb', join(scratch.dir, 'data'));
   const activity = new Activity(runtime);
-  try {
-    await runtime.createAgent({ agent_id: 'worker' });
+  const agent = async (id: string): Promise<string> => {
+    await runtime.createAgent({ agent_id: id });
     // execCommand checks for a sleeping agent outside the agent's lane: issued while the new
     // agent is falling asleep, it fails with illegal_transition. Start from a settled agent.
     await until(() => activity.awakeCount === 0, TIMEOUT_MS, 'new agent to sleep', 10);
-    // Warm-up: spawn paths, JIT, the agent's first wake.
+    return id;
+  };
+  try {
+    // Warm-up: spawn paths, JIT.
     await baselineMany();
-    await runtimeMany(runtime, activity, 'worker');
+    await runtimeMany(runtime, activity, await agent('warm-up'));
+    const bigWorker = await agent('big');
     for (let i = 0; i < RUNS; i++) {
       base.push(await baselineMany());
-      many.push(await runtimeMany(runtime, activity, 'worker'));
+      many.push(await runtimeMany(runtime, activity, await agent(`worker-${i}`)));
       bigBase.push(await baselineBig(scratch.dir));
-      big.push(await runtimeBig(runtime, activity, 'worker'));
+      big.push(await runtimeBig(runtime, activity, bigWorker));
       progress(`run ${i + 1}/${RUNS}: 100 echo: spawn ${base.at(-1)?.toFixed(0)} ms, runtime ${many.at(-1)?.toFixed(0)} ms; 100 MB: spawn ${bigBase.at(-1)?.ms.toFixed(0)} ms, runtime ${big.at(-1)?.ms.toFixed(0)} ms, +${((big.at(-1)?.rssGrowth ?? 0) / MiB).toFixed(1)} MiB`);
     }
   } finally {
@@ -154,7 +159,7 @@ runBenchmark('tasks', 6 * 60_000, async () => {
       { name: '  runtime RSS growth', unit: 'MiB', samples: growth, target: '≤ 30', met: median(growth) <= 30 },
     ],
     notes: [
-      `echo tasks: ${TASKS} execCommand calls issued at once to one agent; time until every task_status_changed is terminal`,
+      `echo tasks: ${TASKS} execCommand calls issued at once to one (new) agent; time until every task_status_changed is terminal`,
       `100 MB: \`${BIG_CMD}\`; the artifact's size is checked`,
     ],
   };

@@ -7,7 +7,9 @@ import { readFileSync } from 'node:fs';
  *   node --cpu-prof --cpu-prof-dir=prof --import tsx bench/events.ts
  *   npx tsx bench/lib/profile-top.ts prof/CPU.*.cpuprofile [rows] [filter]
  *
- * `filter` keeps only inclusive rows whose name contains it (e.g. `src/`).
+ * `filter` keeps only inclusive rows whose name contains it (e.g. `src/`). Under tsx the line
+ * numbers are those of tsx's output; for exact lines profile a `tsc` build
+ * (`npx tsc -p tsconfig.json --outDir bench/results/dist --noEmit false`, then run the `.js`).
  */
 
 interface CallFrame {
@@ -28,7 +30,8 @@ interface Profile {
 
 function label(frame: CallFrame): string {
   const file = frame.url.replace(/^file:\/\/\/.*?\/(src|machines|bench|node_modules)\//, '$1/').replace(/^.*node_modules\//, 'node_modules/');
-  return `${frame.functionName || '(anonymous)'} ${file}`.trim();
+  const line = frame.url && frame.lineNumber >= 0 ? `:${frame.lineNumber + 1}` : '';
+  return `${frame.functionName || '(anonymous)'} ${file}${line}`.trim();
 }
 
 function main(): void {

@@ -1,6 +1,6 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AnyStateMachine } from 'xstate';
+import type { AnyStateMachine, AnyStateNode } from 'xstate';
 import type { MachineName } from '../../machines/index.js';
 import { machineStates, machineTransitions, type MachineTransition } from '../../src/visualize/graph-walk.js';
 import { transitionKey, type AllowListed, type TransitionKey } from './paths.js';
@@ -52,6 +52,8 @@ export class CoverageRecorder {
   readonly transitions = new Set<TransitionKey>();
   paths = 0;
   passed = 0;
+  /** Names of the paths the runtime could not follow. */
+  readonly failed: string[] = [];
 
   visit(stateIds: readonly string[]): void {
     for (const id of stateIds) this.states.add(id);
@@ -79,6 +81,8 @@ export interface MachineCoverageReport {
   transitions: CoverageCount;
   paths: number;
   paths_passed: number;
+  /** Paths the runtime could not follow (each one is a failing test); absent in older files. */
+  paths_failed?: string[];
   /** Uncovered and not excused: must be empty. */
   missing: { states: string[]; transitions: string[] };
   /** Uncovered but excused by the allow-list (states: only allow-listed transitions enter them). */
@@ -90,11 +94,30 @@ function label(t: MachineTransition): string {
   return `${t.source} --${t.event}${t.guard ? ` [${t.guard}]` : ''}${t.branch > 0 || t.guard ? ` #${t.branch}` : ''}--> ${t.target ?? '(stays)'}`;
 }
 
-/** A state whose every entering transition (to it or a descendant) is allow-listed cannot be reached. */
+/** The states a transition to `targetId` enters: the target, its ancestors, and its initial descendants. */
+function enteredBy(machine: AnyStateMachine, targetId: string): Set<string> {
+  const out = new Set<string>();
+  const down = (node: AnyStateNode): void => {
+    out.add(node.id);
+    if (node.type === 'parallel') Object.values(node.states).forEach(down);
+    else for (const child of node.initial?.target ?? []) down(child);
+  };
+  const target = machine.getStateNodeById(targetId);
+  down(target);
+  for (let node = target.parent; node && node !== machine.root; node = node.parent) out.add(node.id);
+  return out;
+}
+
+/**
+ * A state that is not initial and that every transition entering it is allow-listed for cannot
+ * be reached through the runtime: it is excused along with those transitions.
+ */
 function excusedStates(machine: AnyStateMachine, allowed: ReadonlySet<TransitionKey>, uncovered: readonly string[]): string[] {
   const transitions = machineTransitions(machine);
+  const initial = enteredBy(machine, machine.root.id);
   return uncovered.filter((state) => {
-    const entering = transitions.filter((t) => (t.target ?? '').split(',').some((target) => target === state || target.startsWith(`${state}.`)));
+    if (initial.has(state)) return false;
+    const entering = transitions.filter((t) => (t.target ?? '').split(',').some((target) => target !== '' && enteredBy(machine, target).has(state)));
     return entering.length > 0 && entering.every((t) => allowed.has(transitionKey(t)));
   });
 }
@@ -115,6 +138,7 @@ export function machineCoverage(name: MachineName, machine: AnyStateMachine, rec
     transitions: { covered: transitions.length - uncoveredTransitions.length, total: transitions.length },
     paths: recorder.paths,
     paths_passed: recorder.passed,
+    paths_failed: [...recorder.failed].sort(),
     missing: {
       states: uncoveredStates.filter((s) => !excusedS.includes(s)),
       transitions: uncoveredTransitions.filter((t) => !allowed.has(transitionKey(t))).map(label).sort(),
@@ -155,11 +179,14 @@ export function coverageMarkdown(report: Report): string {
     'Paths are generated from each machine with `xstate/graph` (shipped inside xstate 5.33; not the frozen `@xstate/graph`): shortest paths (agent, continuation) or simple paths (task, supervisor), plus one path per transition they miss and a few directed paths. Every step is executed against a real runtime (lowdb store in a temp dir, real command processes) through its API, and the runtime\'s actor state is compared with the model\'s after each step.',
     'Counts: states without the root; transitions as (source, event, guarded branch), the units of `machines/` walks in `src/visualize/graph-walk.ts`.',
     '',
-    '| machine | states | transitions | paths run | paths passed |',
-    '|---|---|---|---|---|',
+    'Excused: uncovered but allow-listed below (no runtime mechanism produces the transition), or a state only such transitions enter. Missing: neither covered nor excused; the suite fails while any is left.',
+    '',
+    '| machine | states covered | transitions covered | excused states / transitions | missing | paths run | paths passed |',
+    '|---|---|---|---|---|---|---|',
     ...names.map((n) => {
       const m = report.machines[n] as MachineCoverageReport;
-      return `| ${n} | ${m.states.covered}/${m.states.total} (${percent(m.states)}) | ${m.transitions.covered}/${m.transitions.total} (${percent(m.transitions)}) | ${m.paths} | ${m.paths_passed} |`;
+      const missing = m.missing.states.length + m.missing.transitions.length;
+      return `| ${n} | ${m.states.covered}/${m.states.total} (${percent(m.states)}) | ${m.transitions.covered}/${m.transitions.total} (${percent(m.transitions)}) | ${m.excused.states.length} / ${m.excused.transitions.length} | ${missing} | ${m.paths} | ${m.paths_passed} |`;
     }),
     '',
   ];
@@ -174,6 +201,12 @@ export function coverageMarkdown(report: Report): string {
       for (const t of m.missing.transitions) lines.push(`- \`${t}\``);
       lines.push('');
     }
+    const failed = m.paths_failed ?? [];
+    if (failed.length > 0) {
+      lines.push('Paths the runtime could not follow (failing tests):', '');
+      for (const p of failed) lines.push(`- ${p}`);
+      lines.push('');
+    }
     if (m.excused.states.length > 0) lines.push(`Excused states (entered only by allow-listed transitions): ${m.excused.states.map((s) => `\`${s}\``).join(', ')}.`, '');
     if (m.allow_list.length > 0) {
       lines.push('Allow-list:', '', '| transition | reason |', '|---|---|');
@@ -184,6 +217,9 @@ export function coverageMarkdown(report: Report): string {
   return `${lines.join('\n').trimEnd()}\n`;
 }
 
+/** A lock left by a killed worker is old: it is broken after this long. */
+const STALE_LOCK_MS = 30_000;
+
 async function withLock<T>(dir: string, work: () => Promise<T>): Promise<T> {
   const lock = join(dir, '.coverage.lock');
   for (let attempt = 0; ; attempt++) {
@@ -192,7 +228,9 @@ async function withLock<T>(dir: string, work: () => Promise<T>): Promise<T> {
       break;
     } catch (error) {
       if (attempt > 400) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 25));
+      const age = await stat(lock).then((s) => Date.now() - s.mtimeMs, () => 0);
+      if (age > STALE_LOCK_MS) await rm(lock, { recursive: true, force: true });
+      else await new Promise((resolve) => setTimeout(resolve, 25));
     }
   }
   try {

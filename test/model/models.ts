@@ -149,10 +149,13 @@ export const continuationModel: ModelSpec = {
   strategy: 'shortest',
 };
 
+/** Agent `agent-1` fails in AGENT.FAILED paths; `agent-2` only comes and goes. */
 const supervisorEvents: SupervisorEvent[] = [
   { type: 'AGENT.SPAWN', agentId: 'agent-1' },
   { type: 'AGENT.ATTACHED', agentId: 'agent-1' },
+  { type: 'AGENT.ATTACHED', agentId: 'agent-2' },
   { type: 'AGENT.DETACHED', agentId: 'agent-1' },
+  { type: 'AGENT.DETACHED', agentId: 'agent-2' },
   { type: 'AGENT.FAILED', agentId: 'agent-1', error: 'actor failed' },
   { type: 'xstate.error.actor.agent-1', error: new Error('boom') },
   { type: 'SHUTDOWN' },
@@ -162,17 +165,31 @@ const supervisorEvents: SupervisorEvent[] = [
 /** The runtime's own shard input (runtime.ts shardFor). */
 export const SHARD_INPUT = { shardId: 0, capacity: Number.MAX_SAFE_INTEGER };
 
+function attachedAgents(snapshot: AnyMachineSnapshot): string[] {
+  return Object.keys((snapshot.context as { agents: Record<string, true> }).agents).sort();
+}
+
 export const supervisorModel: ModelSpec = {
   name: 'supervisor',
   machine: supervisorMachine,
   input: SHARD_INPUT,
   events: supervisorEvents,
-  // hasCapacity and hasLiveAgents read context.live; two live agents say as much as more.
-  serializeState: (snapshot) => JSON.stringify({ value: snapshot.value, live: Math.min(2, (snapshot.context as { live: number }).live) }),
+  // hasCapacity and hasLiveAgents read context.live, which counts context.agents; countIn and
+  // countOut read that set. (`failures` is read by no guard.)
+  serializeState: (snapshot) => JSON.stringify({ value: snapshot.value, agents: attachedAgents(snapshot) }),
   allowList: ALLOW_LIST.supervisor,
-  // The runtime only detaches or fails an agent it attached: a shard exists from its first attach.
+  // The runtime only detaches or fails an agent it attached.
   environment: (snapshot, event: EventObject) =>
-    !['AGENT.DETACHED', 'AGENT.FAILED'].includes(event.type) || (snapshot.context as { live: number }).live > 0,
+    !['AGENT.DETACHED', 'AGENT.FAILED'].includes(event.type) || ('agentId' in event && attachedAgents(snapshot).includes(String(event.agentId))),
+  // An agent that throws on every event fails as soon as its actor is restored: its AGENT.FAILED
+  // comes right after its AGENT.ATTACHED, and it is the only one (it fails again if attached again).
+  realizable: (events) => {
+    const failed = events.flatMap((e, i) => (e.type === 'AGENT.FAILED' ? [i] : []));
+    if (failed.length === 0) return true;
+    const [at] = failed;
+    const attached = events.flatMap((e, i) => (e.type === 'AGENT.ATTACHED' && 'agentId' in e && e.agentId === 'agent-1' ? [i] : []));
+    return failed.length === 1 && at !== undefined && attached.length === 1 && attached[0] === at - 1;
+  },
   strategy: 'simple',
 };
 

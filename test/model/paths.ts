@@ -48,6 +48,8 @@ export interface ModelSpec {
   allowList: readonly AllowListed[];
   /** Events the runtime's environment never produces in a state (beyond what the machine rejects). */
   environment?: (snapshot: AnyMachineSnapshot, event: EventObject) => boolean;
+  /** Event orders the runtime's environment never produces (a constraint no single state shows). */
+  realizable?: (events: readonly EventObject[]) => boolean;
   /** `simple` only where tractable; parallel machines use `shortest`. */
   strategy: 'shortest' | 'simple';
   /**
@@ -194,7 +196,8 @@ export class PathBuilder {
       spec.strategy === 'simple'
         ? this.model.getSimplePaths().map((p) => this.toModelPath(p as TestPath<AnyMachineSnapshot, EventObject>, 'simple'))
         : this.model.getShortestPaths().map((p) => this.toModelPath(p as TestPath<AnyMachineSnapshot, EventObject>, 'shortest'));
-    const paths = [...base, ...(spec.directed ?? []).map((d) => this.fromEvents(d.events, 'directed'))];
+    const realizable = (path: ModelPath): boolean => spec.realizable?.(path.steps.map((s) => s.event)) ?? true;
+    const paths = [...base.filter(realizable), ...(spec.directed ?? []).map((d) => this.fromEvents(d.events, 'directed'))];
 
     // Ties between prefixes of the same length go to the smaller serialization; between events,
     // to the earlier one in `spec.events`.
@@ -206,7 +209,9 @@ export class PathBuilder {
       const key = transitionKey(transition);
       if (covered.has(key) || this.allowed.has(key)) continue;
       for (const prefix of prefixes) {
-        const event = spec.events.find((e) => this.enabled(prefix.state, e) && firedTransitions(spec.machine, prefix.state, e, this.keys).includes(key));
+        const event = spec.events.find(
+          (e) => this.enabled(prefix.state, e) && firedTransitions(spec.machine, prefix.state, e, this.keys).includes(key) && (spec.realizable?.([...prefix.events, e]) ?? true),
+        );
         if (!event) continue;
         const path = this.fromEvents([...prefix.events, event], 'cover');
         paths.push(path);

@@ -77,12 +77,25 @@ async function currentRun(ctx: AgentContext): Promise<string> {
   }, 'a turn waiting in the runner');
 }
 
+/** How the driver reaches the runtime: its port directly, or HTTP on a socket. */
+export type AgentTransport = (h: Harness) => Promise<{ api: AgentApi; close: () => Promise<void> }>;
+
+const direct: AgentTransport = async (h) => ({ api: runtimeApi(() => h.runtime), close: async () => {} });
+
+/**
+ * Agent paths. Each chunk is one API call (createAgent, transition, control, terminate, prompt,
+ * abortRun, execCommand; the runner finishing a turn; a command exiting) followed by the steps the
+ * runtime takes by itself. Before the call the gate is told exactly the state changes of the
+ * chunk; mid-path everything else is refused, so the agent rests where the model does. After it:
+ * the runtime's `transition_committed` events must be the model's changes, one for one; at a rest
+ * the live `statechart.agent` must equal the model's value; steps that keep the value (TASK.SPAWN,
+ * task.finished) show in the agent's actor tree instead.
+ */
 export class AgentDriver implements Driver<AgentContext> {
   readonly machine = 'agent' as const;
-
-  constructor(private readonly transport: (h: Harness) => Promise<{ api: AgentApi; close: () => Promise<void> }> = async (h) => ({ api: runtimeApi(() => h.runtime), close: async () => {} })) {}
-
   private readonly closers = new Map<AgentContext, () => Promise<void>>();
+
+  constructor(private readonly transport: AgentTransport = direct) {}
 
   automatic(path: ModelPath, index: number): boolean {
     const type = eventAt(path, index).type;

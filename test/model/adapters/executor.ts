@@ -19,6 +19,8 @@ export interface Driver<C> {
   run(ctx: C, path: ModelPath, chunk: readonly number[], last: boolean): Promise<void>;
   /** Waits until the runtime took the chunk's steps and checks them, step by step, against the model. */
   verify(ctx: C, path: ModelPath, chunk: readonly number[], last: boolean): Promise<void>;
+  /** Optional postcondition once the last step is verified: the runtime still serves requests. */
+  settled?(ctx: C): Promise<void>;
   dispose(ctx: C): Promise<void>;
 }
 
@@ -48,6 +50,16 @@ function describeStep(path: ModelPath, index: number): string {
  */
 export async function executePath<C>(driver: Driver<C>, path: ModelPath, recorder: CoverageRecorder, onProgress?: () => void): Promise<void> {
   recorder.paths += 1;
+  try {
+    await runPath(driver, path, recorder, onProgress);
+    recorder.passed += 1;
+  } catch (error) {
+    recorder.failed.push(path.name);
+    throw error;
+  }
+}
+
+async function runPath<C>(driver: Driver<C>, path: ModelPath, recorder: CoverageRecorder, onProgress?: () => void): Promise<void> {
   const ctx = await driver.setup(path);
   const chunks = chunksOf(driver, path);
   try {
@@ -73,7 +85,7 @@ export async function executePath<C>(driver: Driver<C>, path: ModelPath, recorde
       }
       onProgress?.();
     }
-    recorder.passed += 1;
+    await driver.settled?.(ctx);
   } finally {
     await driver.dispose(ctx);
   }

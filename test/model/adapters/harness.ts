@@ -1,6 +1,8 @@
 import { access, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import type { InspectionEvent } from 'xstate';
 import { Runtime, type RuntimeOptions } from '../../../src/runtime/runtime.js';
 import { ControlledRunner } from './controlled-runner.js';
 import { GateStore } from './gate-store.js';
@@ -12,7 +14,35 @@ export interface StoredDocFile {
   doc: Record<string, unknown>;
 }
 
-export type HarnessOptions = Omit<RuntimeOptions, 'dataDir' | 'store' | 'runner'>;
+/** Where data dirs go when set (isolated.ts points a child process at a dir it removes itself). */
+export const TMPDIR_VARIABLE = 'HOLON_MODEL_TMPDIR';
+
+export type HarnessOptions = Omit<RuntimeOptions, 'dataDir' | 'store' | 'runner' | 'inspect'>;
+
+/**
+ * The distinct state values each actor went through, from the runtime's `inspect` option, keyed
+ * by actor id (an agent's id, `continuation`, a task id). A restored actor repeats its value, which
+ * is not a change. Values of operations that were rolled back are in here too.
+ */
+export class ActorLog {
+  private readonly values = new Map<string, unknown[]>();
+
+  readonly observe = (event: InspectionEvent): void => {
+    if (event.type !== '@xstate.snapshot') return;
+    // The ref is typed without its id (ActorRefLike); every actor the runtime inspects has one.
+    const id = (event.actorRef as { id?: string }).id;
+    if (id === undefined) return;
+    const value = (event.snapshot as { value?: unknown }).value;
+    if (value === undefined) return;
+    const seen = this.values.get(id) ?? [];
+    if (!isDeepStrictEqual(seen.at(-1), value)) seen.push(value);
+    this.values.set(id, seen);
+  };
+
+  of(actorId: string): unknown[] {
+    return [...(this.values.get(actorId) ?? [])];
+  }
+}
 
 /**
  * A real runtime on a fresh temp data dir: lowdb behind the {@link GateStore}, turns through the
@@ -24,16 +54,18 @@ export class Harness {
     readonly dir: string,
     readonly gate: GateStore,
     readonly runner: ControlledRunner,
+    readonly actors: ActorLog,
     public runtime: Runtime,
     private readonly options: HarnessOptions,
   ) {}
 
   static async open(options: HarnessOptions = {}, dir?: string): Promise<Harness> {
-    const dataDir = dir ?? (await mkdtemp(join(tmpdir(), 'holon-model-')));
+    const dataDir = dir ?? (await mkdtemp(join(process.env[TMPDIR_VARIABLE] ?? tmpdir(), 'holon-model-')));
     const gate = new GateStore(dataDir);
     const runner = new ControlledRunner();
-    const runtime = await Runtime.open({ ...options, store: gate, runner });
-    return new Harness(dataDir, gate, runner, runtime, options);
+    const actors = new ActorLog();
+    const runtime = await Runtime.open({ ...options, store: gate, runner, inspect: actors.observe });
+    return new Harness(dataDir, gate, runner, actors, runtime, options);
   }
 
   async reopen(edit?: { agentId: string; change: (file: StoredDocFile) => void }): Promise<void> {
@@ -45,7 +77,7 @@ export class Harness {
       edit.change(file);
       await writeFile(path, JSON.stringify(file));
     }
-    this.runtime = await Runtime.open({ ...this.options, store: this.gate, runner: this.runner });
+    this.runtime = await Runtime.open({ ...this.options, store: this.gate, runner: this.runner, inspect: this.actors.observe });
   }
 
   /**

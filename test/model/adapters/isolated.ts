@@ -1,8 +1,12 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { MachineName } from '../../../machines/index.js';
 import type { CoverageRecorder } from '../coverage.js';
 import type { ModelPath } from '../paths.js';
+import { TMPDIR_VARIABLE } from './harness.js';
 
 const CHILD = fileURLToPath(new URL('./isolated-child.ts', import.meta.url));
 
@@ -18,9 +22,32 @@ interface ChildReport {
  * is a hang that starves the event loop, so no timer in this process could end the test. The
  * coverage the child reached before it stopped still counts.
  */
-export async function executeIsolated(machine: MachineName, path: ModelPath, recorder: CoverageRecorder, timeoutMs = 15_000): Promise<void> {
+export async function executeIsolated(machine: MachineName, path: ModelPath, recorder: CoverageRecorder, timeoutMs = 10_000): Promise<void> {
   recorder.paths += 1;
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), CHILD, machine, path.name], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    await runChild(machine, path, recorder, timeoutMs);
+    recorder.passed += 1;
+  } catch (error) {
+    recorder.failed.push(path.name);
+    throw error;
+  }
+}
+
+async function runChild(machine: MachineName, path: ModelPath, recorder: CoverageRecorder, timeoutMs: number): Promise<void> {
+  // A killed child cannot clean up: its data dirs go where this process removes them.
+  const tmp = await mkdtemp(join(tmpdir(), 'holon-model-isolated-'));
+  try {
+    await runIn(tmp, machine, path, recorder, timeoutMs);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+async function runIn(tmp: string, machine: MachineName, path: ModelPath, recorder: CoverageRecorder, timeoutMs: number): Promise<void> {
+  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), CHILD, machine, path.name], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, [TMPDIR_VARIABLE]: tmp },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
@@ -40,9 +67,9 @@ export async function executeIsolated(machine: MachineName, path: ModelPath, rec
     recorder.take(report.transitions);
   }
   if (timedOut) {
-    throw new Error(`${machine} path "${path.name}": the runtime stopped responding (no progress within ${timeoutMs} ms; the process was killed)${stderr ? `\n${stderr.slice(-2000)}` : ''}`);
+    const where = report && report.transitions.length > 0 ? `after the runtime took ${report.transitions.join(', ')}` : 'before the first step was verified';
+    throw new Error(`${machine} path "${path.name}": the runtime stopped responding ${where} (no timer fired within ${timeoutMs} ms; the process was killed)${stderr ? `\n${stderr.slice(-2000)}` : ''}`);
   }
   if (!report?.done) throw new Error(`${machine} path "${path.name}": the child ended without a result\n${stderr.slice(-2000)}`);
   if (report.error) throw new Error(report.error);
-  recorder.passed += 1;
 }

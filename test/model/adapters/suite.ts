@@ -10,10 +10,6 @@ export interface ModelSuite {
   recorder: CoverageRecorder;
 }
 
-/**
- * One test per generated path (run concurrently: each has its own runtime and data dir), then the
- * coverage check, which writes `visualizations/coverage.{json,md}` once every path has run.
- */
 export interface SuiteOptions {
   /** More path tests (e.g. over HTTP) that count towards the same coverage. */
   extra?: (suite: ModelSuite) => void;
@@ -21,6 +17,10 @@ export interface SuiteOptions {
   isolate?: (path: ModelPath) => boolean;
 }
 
+/**
+ * One test per generated path (run concurrently: each has its own runtime and data dir), then the
+ * coverage check, which writes `visualizations/coverage.{json,md}` once every path has run.
+ */
 export function modelSuite<C>(name: MachineName, spec: ModelSpec, driver: Driver<C>, options: SuiteOptions = {}): ModelSuite {
   const suite: ModelSuite = { paths: generatePaths(spec), recorder: new CoverageRecorder() };
   describe(`${name} machine: generated paths executed against the runtime`, () => {

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Actor } from 'xstate';
-import type { supervisorMachine, SupervisorContext } from '../../../machines/index.js';
+import type { supervisorMachine, SupervisorContext, SupervisorEvent } from '../../../machines/index.js';
 import type { Runtime } from '../../../src/runtime/runtime.js';
 import type { ModelPath, ModelStep } from '../paths.js';
 import { eventAt, INIT, type Driver } from './executor.js';
@@ -9,9 +9,10 @@ import { dropMachineContext } from './snapshot-files.js';
 
 type Shard = Actor<typeof supervisorMachine>;
 
-/** What the supervisor model and the shard actor are compared on. */
+/** What the supervisor model and the shard actor are compared on (agents by their model id). */
 interface ShardView {
   value: unknown;
+  agents: string[];
   live: number;
   failures: number;
 }
@@ -27,21 +28,24 @@ function shardsOf(runtime: Runtime): Shard[] {
   return shards as Shard[];
 }
 
-function viewOf(value: unknown, context: Pick<SupervisorContext, 'live' | 'failures'>): ShardView {
-  return { value, live: context.live, failures: context.failures };
+function viewOf(value: unknown, context: Pick<SupervisorContext, 'agents' | 'live' | 'failures'>, modelId: (agentId: string) => string = (id) => id): ShardView {
+  return { value, agents: Object.keys(context.agents).map(modelId).sort(), live: context.live, failures: context.failures };
 }
 
 export interface SupervisorContextState {
   h: Harness;
-  /** Agents attached by the path, in order. */
-  agents: string[];
-  /** An agent prepared on disk with its actor context removed (for AGENT.FAILED). */
+  /** The runtime agent standing for each agent id of the model. */
+  agents: Map<string, string>;
+  /** An agent prepared on disk with its actor context removed: the model's failing `agent-1`. */
   broken: string | null;
   /** Every distinct state the shard went through, from its creation. */
   history: ShardView[];
 }
 
 let agents = 0;
+
+/** The model's agent that fails (models.ts enumerates AGENT.FAILED for it only). */
+const FAILING_AGENT = 'agent-1';
 
 function nextAgentId(): string {
   agents += 1;
@@ -65,7 +69,7 @@ export class SupervisorDriver implements Driver<SupervisorContextState> {
 
   async setup(path: ModelPath): Promise<SupervisorContextState> {
     const h = await Harness.open({ killGraceMs: 1_000, leaseTtlMs: 3_000 });
-    const ctx: SupervisorContextState = { h, agents: [], broken: null, history: [] };
+    const ctx: SupervisorContextState = { h, agents: new Map(), broken: null, history: [] };
     if (path.steps.some((s) => s.event.type === 'AGENT.FAILED')) {
       const agentId = nextAgentId();
       await h.runtime.createAgent({ agent_id: agentId, config: { turn_runner: 'scripted', model: 'scripted' } });
@@ -76,6 +80,16 @@ export class SupervisorDriver implements Driver<SupervisorContextState> {
     }
     this.watch(ctx);
     return ctx;
+  }
+
+  /**
+   * The runtime keeps serving after the path: a timer still fires and the agents still answer.
+   * (When an agent actor throws on every event, the runtime's recovery retries it forever without
+   * yielding, and neither happens; the path runs in a child process for that reason.)
+   */
+  async settled(ctx: SupervisorContextState): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    for (const agentId of ctx.agents.values()) await ctx.h.runtime.getSummary(agentId);
   }
 
   async dispose(ctx: SupervisorContextState): Promise<void> {
@@ -89,8 +103,9 @@ export class SupervisorDriver implements Driver<SupervisorContextState> {
   private watch(ctx: SupervisorContextState): void {
     const shards = shardsOf(ctx.h.runtime);
     const push = shards.push.bind(shards);
+    const modelId = (agentId: string): string => [...ctx.agents].find(([, id]) => id === agentId)?.[0] ?? agentId;
     const record = (snapshot: ReturnType<Shard['getSnapshot']>): void => {
-      const view = viewOf(snapshot.value, snapshot.context);
+      const view = viewOf(snapshot.value, snapshot.context, modelId);
       if (!isDeepStrictEqual(ctx.history.at(-1), view)) ctx.history.push(view);
     };
     Object.defineProperty(shards, 'push', {
@@ -104,40 +119,41 @@ export class SupervisorDriver implements Driver<SupervisorContextState> {
     });
   }
 
-  /** A new agent whose actor stays live: stopped before the scheduler could put it to sleep. */
-  private async attachAgent(ctx: SupervisorContextState): Promise<void> {
+  /**
+   * The model's `modelId` attaches: the broken agent is restored by a wake hint (and then fails);
+   * any other is a new agent stopped before the scheduler could put it to sleep, so its actor stays.
+   */
+  private async attach(ctx: SupervisorContextState, modelId: string): Promise<void> {
+    const { h } = ctx;
+    if (modelId === FAILING_AGENT && ctx.broken) {
+      ctx.agents.set(modelId, ctx.broken);
+      await h.runtime.wake(ctx.broken, { reason: 'probe' });
+      return;
+    }
     const agentId = nextAgentId();
-    await ctx.h.runtime.createAgent({ agent_id: agentId, config: { turn_runner: 'scripted', model: 'scripted' } });
+    ctx.agents.set(modelId, agentId);
+    await h.runtime.createAgent({ agent_id: agentId, config: { turn_runner: 'scripted', model: 'scripted' } });
     // No await in between: the scheduler's first look at the agent comes after this stop.
-    await ctx.h.runtime.control(agentId, { action: 'stop' });
-    ctx.agents.push(agentId);
+    await h.runtime.control(agentId, { action: 'stop' });
   }
 
   async run(ctx: SupervisorContextState, path: ModelPath, chunk: readonly number[]): Promise<void> {
     const index = chunk[0] as number;
-    const { h } = ctx;
-    if (index === INIT) {
-      if (ctx.broken) {
-        // The wake hint restores the actor (ATTACHED); the wake it queues makes it throw (FAILED).
-        await h.runtime.wake(ctx.broken, { reason: 'probe' });
-      } else {
-        await this.attachAgent(ctx);
-      }
-      return;
-    }
-    const step = path.steps[index] as ModelStep;
-    switch (step.event.type) {
+    // The shard is created by the first attach: the init step is the first ATTACHED's call.
+    const step = path.steps[index === INIT ? 0 : index] as ModelStep;
+    const event = step.event as SupervisorEvent;
+    switch (event.type) {
       case 'AGENT.ATTACHED':
-        return this.attachAgent(ctx);
+        return this.attach(ctx, event.agentId);
       case 'AGENT.DETACHED': {
         // Started again, the agent has nothing to do: it sleeps and its actor is stopped.
-        const agentId = ctx.agents.at(-1);
-        if (!agentId) throw new Error('AGENT.DETACHED needs an attached agent');
-        await h.runtime.control(agentId, { action: 'start' });
+        const agentId = ctx.agents.get(event.agentId);
+        if (!agentId) throw new Error(`AGENT.DETACHED needs ${event.agentId} attached`);
+        await ctx.h.runtime.control(agentId, { action: 'start' });
         return;
       }
       default:
-        throw new Error(`no runtime mechanism for ${step.event.type}`);
+        throw new Error(`no runtime mechanism for ${event.type}`);
     }
   }
 

@@ -133,11 +133,19 @@ export class TaskDriver implements Driver<TaskContext> {
     if (!isDeepStrictEqual(last ? seen.slice(0, expected.length) : seen, expected)) {
       throw new Error(`the runtime reported ${JSON.stringify(seen)} for the task, the model takes ${JSON.stringify(expected)}`);
     }
+    // The task actor's own states, from the runtime's inspection events: the same sequence.
+    // (A force stop reports `cancelling` again; the actor stays there, which is no new state.)
+    const states: string[] = [];
+    for (const status of expected) if (status !== 'input' && states.at(-1) !== status) states.push(status);
+    const actorStates = (): string[] => ctx.h.actors.of(taskId).map(String);
+    await eventually(() => {
+      const seen = actorStates();
+      return seen.length >= states.length && isDeepStrictEqual(seen.slice(0, states.length), states) && (last || seen.length === states.length);
+    }, `the task actor to go through ${JSON.stringify(states)}; it went through ${JSON.stringify(actorStates())}`);
     const value = String(upTo === INIT ? path.initial.value : stepAt(path, upTo).after.value);
     const settled = FINAL.has(value);
     if (last && !settled) return;
-    // The task actor itself: live while the task runs; a final state sends task.finished, and the
-    // agent stops the child, so a finished task is no longer among the agent's actors.
+    // Live while the task runs; in a final state it sends task.finished and the agent stops it.
     await eventually(async () => {
       const chart = (await ctx.h.runtime.getSummary(ctx.agentId)).statechart;
       // `running` also waits for the command itself: a signal before its trap is set would kill it.

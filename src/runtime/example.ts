@@ -1,4 +1,4 @@
-import { Runtime } from '../src/runtime/runtime.js';
+import { Runtime } from './runtime.js';
 
 const runtime = await Runtime.open({ dataDir: './data' }); // lowdb store, write lease taken
 
