@@ -49,6 +49,8 @@ export interface TransitionCause {
   principal?: string;
   evidence_refs?: string[];
   requested_at?: string;
+  /** Protocol phases of a transition that commits at once (one with no transitional state). */
+  phases?: TransitionPhaseLog[];
 }
 
 /**
@@ -199,7 +201,7 @@ export class Tx {
       committed_at: now,
       actor: { initiator: cause.initiator ?? 'runtime', principal: cause.principal ?? 'runtime' },
       evidence_refs: cause.evidence_refs ?? [],
-      phases: [],
+      phases: cause.phases ?? [],
     };
     this.carryProtocol(record, labels.phase);
     this.doc.transition_count = record.seq;

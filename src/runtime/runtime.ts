@@ -163,6 +163,7 @@ interface LiveTask {
 }
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
+const MAX_ACTOR_RECOVERIES = 3;
 
 /**
  * The runtime host: boots the supervisor actors, restores persisted agents, runs one scheduler
@@ -321,10 +322,25 @@ export class Runtime implements RuntimeApi {
   }
 
   /** A child actor threw: restore it from the last commit and send it to Recovering. */
+  /** Actor failures per agent in this process: recovery is retried a few times, then given up. */
+  private readonly actorFailures = new Map<string, number>();
+
   private async onAgentFailed(agentId: string, error: string): Promise<void> {
     const cell = this.cells.get(agentId);
     if (!cell) return;
     cell.actor = null;
+    const failures = (this.actorFailures.get(agentId) ?? 0) + 1;
+    this.actorFailures.set(agentId, failures);
+    if (failures > MAX_ACTOR_RECOVERIES) {
+      // The actor cannot even run its recovery (e.g. a corrupted machine snapshot): it stays
+      // passivated with the failure on record, for an operator, instead of failing forever.
+      await cell.run(async (tx) => {
+        tx.doc.runtime_error = true;
+        tx.doc.failure = { phase: 'actor', reason: `actor failed ${failures} times; last: ${error}` };
+        tx.emit('transition_phase', { transition_id: null, phase: 'recovery_abandoned', detail: error });
+      }).catch(() => undefined);
+      return;
+    }
     await cell
       .run(async (tx) => {
         tx.send({ type: 'RECOVER', reason: `actor failed: ${error}` }, { reason: `actor failed: ${error}`, trigger: 'recovery' });
@@ -633,6 +649,7 @@ export class Runtime implements RuntimeApi {
       return false;
     }
     if (doc.pending_wake_hint) {
+      this.continuationEvent(tx, { type: 'HINT.FLUSH' });
       this.emitWakeTick(tx, doc.pending_wake_hint.reason, doc.pending_wake_hint.source, doc.pending_wake_hint.created_at);
       doc.pending_wake_hint = null;
       return true;
@@ -702,7 +719,10 @@ export class Runtime implements RuntimeApi {
     doc.state.turn_index += 1;
     doc.state.pending = pendingCount(doc);
     doc.last_turn_terminal = null;
-    if (resolution) {
+    if (resolution && trigger) {
+      // The continuation actor classifies the same trigger; the runtime applies it at once.
+      this.continuationEvent(tx, { type: 'TRIGGER', trigger, prior: doc.last_closure });
+      this.continuationEvent(tx, { type: 'RESOLUTION.APPLIED' });
       doc.state.last_continuation = resolution;
       tx.emit('continuation_resolved', { message_id: message.id, ...resolution });
       this.resolveWaits(tx, message);
@@ -1301,11 +1321,9 @@ export class Runtime implements RuntimeApi {
   async transition(agentId: string, request: TransitionRequest): Promise<{ record: TransitionRecord; replayed: boolean }> {
     const req = TransitionRequest.parse(request);
     const cell = await this.cell(agentId);
-    const prior = cell.doc.transitions[req.transition_id];
-    if (prior) return { record: prior, replayed: true };
+    if (cell.doc.transitions[req.transition_id]) return { record: this.transitionResult(cell.doc, req.transition_id), replayed: true };
     const record = await this.mutate(agentId, async (tx) => {
-      const again = tx.doc.transitions[req.transition_id];
-      if (again) return again;
+      if (tx.doc.transitions[req.transition_id]) return this.transitionResult(tx.doc, req.transition_id);
       return this.explicitTransition(tx, req);
     }, { expected_version: req.expected_version, allowTerminated: false });
     return { record, replayed: false };
@@ -1313,8 +1331,7 @@ export class Runtime implements RuntimeApi {
 
   /** The seed-002 protocol for a client-requested transition. */
   private async explicitTransition(tx: Tx, req: TransitionRequest): Promise<TransitionRecord> {
-    const cause = { reason: req.reason, trigger: 'user' as const, transition_id: req.transition_id, initiator: req.actor?.initiator ?? 'operator', principal: req.actor?.principal ?? 'control_token', evidence_refs: req.evidence_refs ?? [], requested_at: tx.now.toISOString() };
-    const phases: TransitionRecord['phases'] = [{ phase: 'transition_requested', at: cause.requested_at }];
+    const requestedAt = tx.now.toISOString();
     const from = tx.doc.state.phase;
     const event = this.eventFor(req.to, req.reason, tx);
     const snapshot = tx.cell.ensureActor().getSnapshot();
@@ -1323,35 +1340,48 @@ export class Runtime implements RuntimeApi {
       if (guarded) throw new DomainError('guard_rejected', `guard ${guarded} refused ${from} → ${req.to}`, { guard: guarded, from, to: req.to });
       throw new DomainError('illegal_transition', `no transition from ${from} (${statePath(snapshot.value)}) to ${req.to}`, { from, to: req.to });
     }
-    phases.push({ phase: 'guard_checked', at: tx.now.toISOString() });
-    tx.emit('transition_phase', { transition_id: req.transition_id, phase: 'transition_requested' });
-    tx.emit('transition_phase', { transition_id: req.transition_id, phase: 'guard_checked' });
-    tx.send(event, cause);
-    phases.push({ phase: 'transition_prepared', at: tx.now.toISOString() });
-    tx.emit('transition_phase', { transition_id: req.transition_id, phase: 'transition_prepared' });
+    // A target without a transitional state commits at once; the phases it went through are its own.
+    const at = tx.now.toISOString();
+    tx.send(event, {
+      reason: req.reason,
+      trigger: 'user',
+      transition_id: req.transition_id,
+      initiator: req.actor?.initiator ?? 'operator',
+      principal: req.actor?.principal ?? 'control_token',
+      evidence_refs: req.evidence_refs ?? [],
+      requested_at: requestedAt,
+      phases: [
+        { phase: 'transition_requested', at: requestedAt },
+        { phase: 'guard_checked', at },
+        { phase: 'transition_committed', at },
+      ],
+    });
     await tx.flush();
+    // `to: active` from sleeping runs through waking, `to: terminated` through terminating: their
+    // effects run now, and the transition out of the transitional state carries all five phases.
     await this.drainEffects(tx);
-    phases.push({ phase: 'side_effects_applied', at: tx.now.toISOString() });
-    // `to: terminated` runs through terminating; `to: active` from sleeping through waking.
-    if (req.to === 'terminated' && tx.doc.state.phase === 'terminating') await this.drainEffects(tx);
-    phases.push({ phase: 'transition_committed', at: tx.now.toISOString() });
-    const committed = tx.doc.transitions[req.transition_id];
-    if (!committed) throw new DomainError('internal_error', 'transition did not commit');
-    committed.phases = phases;
-    committed.to_state = statePath(tx.cell.ensureActor().getSnapshot().value);
-    committed.to_phase = tx.doc.state.phase;
-    tx.emit('transition_phase', { transition_id: req.transition_id, phase: 'transition_committed', to_phase: tx.doc.state.phase });
-    const refusal = tx.doc.refusal;
-    if (refusal && (req.to === 'active' || req.to === 'waking') && tx.doc.state.phase === 'sleeping') {
-      await tx.flush();
-      tx.cell.passivate();
-      throw new DomainError('snapshot_incompatible', `${refusal.reason}; ${refusal.hint}`, { hint: refusal.hint, transition_id: req.transition_id });
-    }
     if (tx.doc.state.phase === 'sleeping') {
       await tx.flush();
       tx.cell.passivate();
     }
-    return committed;
+    const refusal = tx.doc.refusal;
+    if (refusal && (req.to === 'active' || req.to === 'waking') && tx.doc.state.phase === 'sleeping') {
+      throw new DomainError('snapshot_incompatible', `${refusal.reason}; ${refusal.hint}`, { hint: refusal.hint, transition_id: req.transition_id });
+    }
+    return this.transitionResult(tx.doc, req.transition_id);
+  }
+
+  /**
+   * What a client's transition answers with: its record, with every protocol phase it went
+   * through — those of the transition out of the transitional state included, when there was one
+   * (that record names the request as `transition:<id>`). The stored record keeps its own phases;
+   * the full protocol is in the `transition_phase` events too.
+   */
+  private transitionResult(doc: AgentDoc, transitionId: string): TransitionRecord {
+    const opened = doc.transitions[transitionId];
+    if (!opened) throw new DomainError('internal_error', `transition ${transitionId} did not commit`);
+    const closed = Object.values(doc.transitions).find((t) => t.evidence_refs.includes(`transition:${transitionId}`));
+    return closed ? { ...opened, phases: closed.phases } : opened;
   }
 
   private eventFor(to: TransitionRequest['to'], reason: string, tx: Tx) {

@@ -51,7 +51,10 @@ describe('transitions are records (seed 002)', () => {
     const request = { transition_id: 'wake-1', to: 'active' as const, reason: 'operator wants it up', expected_version: version };
     const first = await runtime.transition('proto', request);
     expect(first.replayed).toBe(false);
-    expect(first.record.to_phase).toBe('active');
+    // The request's own record enters Waking; the one leaving it (naming the request) reaches Active.
+    expect(first.record.to_phase).toBe('waking');
+    const closing = (await runtime.listTransitions('proto', { limit: 512 })).find((t) => t.evidence_refs.includes('transition:wake-1'));
+    expect(closing).toMatchObject({ from_state: 'waking', to_phase: 'active' });
     expect(first.record.phases.map((p) => p.phase)).toEqual(['transition_requested', 'guard_checked', 'transition_prepared', 'side_effects_applied', 'transition_committed']);
     const again = await runtime.transition('proto', request);
     expect(again.replayed).toBe(true);
