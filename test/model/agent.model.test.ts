@@ -3,7 +3,7 @@ import { buildApp } from '../../src/http/app.js';
 import { httpApi } from './adapters/agent-api.js';
 import { AgentDriver } from './adapters/agent.js';
 import { executePath } from './adapters/executor.js';
-import { modelSuite } from './adapters/suite.js';
+import { modelSuite, PATH_TIMEOUT_MS } from './adapters/suite.js';
 import { agentHttpEvents, agentModel } from './models.js';
 import { PathBuilder } from './paths.js';
 
@@ -16,11 +16,11 @@ const overHttp = new AgentDriver(async (h) => {
 
 modelSuite('agent', agentModel, new AgentDriver(), {
   extra: ({ recorder }) => {
-  describe('agent machine: a path over the HTTP API', () => {
-    const path = new PathBuilder(agentModel).fromEvents(agentHttpEvents, 'directed');
-    it(`create → sleep → wake → stop → start → terminate (${path.name})`, async () => {
-      await executePath(overHttp, path, recorder);
+    describe('agent machine: a path over the HTTP API', () => {
+      const path = new PathBuilder(agentModel).fromEvents(agentHttpEvents, 'directed');
+      it(`create → sleep → wake → stop → start → terminate (${path.name})`, { timeout: PATH_TIMEOUT_MS }, async () => {
+        await executePath(overHttp, path, recorder);
+      });
     });
-  });
   },
 });

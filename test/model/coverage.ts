@@ -24,12 +24,12 @@ export const ALLOW_LIST: Readonly<Record<MachineName, readonly AllowListed[]>> =
     { source: 'task.cancelling', event: 'TIMED_OUT', branch: 0, reason: "CommandProcess.stop() clears the timeout, so once a stop is requested the command ends with reason 'stopped' and the runtime sends EXITED, never TIMED_OUT" },
   ],
   continuation: [
-    { source: 'continuation.wait.idle', event: 'TRIGGER', branch: 0, reason: 'the runtime resolves continuations with the pure resolveContinuation in claim() and never sends TRIGGER to the continuation actor' },
-    { source: 'continuation.wait.waiting', event: 'TRIGGER', branch: 0, reason: 'the runtime resolves continuations with the pure resolveContinuation in claim() and never sends TRIGGER to the continuation actor' },
-    { source: 'continuation.wait.resolving', event: 'RESOLUTION.APPLIED', branch: 0, reason: 'unreachable: wait.resolving is only entered by TRIGGER, which the runtime never sends' },
-    { source: 'continuation.wait.resolving', event: 'RESOLUTION.APPLIED', branch: 1, reason: 'unreachable: wait.resolving is only entered by TRIGGER, which the runtime never sends' },
-    { source: 'continuation.wait.resolving', event: 'RESOLUTION.APPLIED', branch: 2, reason: 'unreachable: wait.resolving is only entered by TRIGGER, which the runtime never sends' },
-    { source: 'continuation.wakeHint.stored', event: 'HINT.FLUSH', branch: 0, reason: "the scheduler replays a coalesced hint from the agent document's pending_wake_hint and never sends HINT.FLUSH" },
+    { source: 'continuation.wait.idle', event: 'TRIGGER', branch: 0, reason: 'the runtime sends TRIGGER and RESOLUTION.APPLIED together when it claims a message; this driver holds the agent awake_running with a prompt claim, which would fire them outside the path, so it does not model the claim yet (test/runtime/continuation-actor.test.ts covers the pair)' },
+    { source: 'continuation.wait.waiting', event: 'TRIGGER', branch: 0, reason: 'the runtime sends TRIGGER and RESOLUTION.APPLIED together when it claims a message; this driver holds the agent awake_running with a prompt claim, which would fire them outside the path, so it does not model the claim yet (test/runtime/continuation-actor.test.ts covers the pair)' },
+    { source: 'continuation.wait.resolving', event: 'RESOLUTION.APPLIED', branch: 0, reason: 'only entered by TRIGGER, excused above; the runtime passes through it within one claim' },
+    { source: 'continuation.wait.resolving', event: 'RESOLUTION.APPLIED', branch: 1, reason: 'only entered by TRIGGER, excused above; the runtime passes through it within one claim' },
+    { source: 'continuation.wait.resolving', event: 'RESOLUTION.APPLIED', branch: 2, reason: 'only entered by TRIGGER, excused above; the runtime passes through it within one claim' },
+    { source: 'continuation.wakeHint.stored', event: 'HINT.FLUSH', branch: 0, reason: 'the scheduler sends HINT.FLUSH when it replays a stored hint after a turn; the driver has no step that ends a turn with a stored hint and an empty queue yet (test/runtime/continuation-actor.test.ts covers it)' },
   ],
   supervisor: [
     { source: 'supervisor.running', event: 'AGENT.SPAWN', branch: 0, reason: 'the runtime creates each agent as a root actor (AgentCell.ensureActor) and announces it with AGENT.ATTACHED; it never sends AGENT.SPAWN' },

@@ -53,12 +53,18 @@ async function runIn(tmp: string, machine: MachineName, path: ModelPath, recorde
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   let timedOut = false;
+  const kill = (): void => {
+    child.kill('SIGKILL');
+  };
   const timer = setTimeout(() => {
     timedOut = true;
-    child.kill('SIGKILL');
+    kill();
   }, timeoutMs);
+  // Also when this worker goes first (a test-level timeout, an aborted run).
+  process.once('exit', kill);
   await new Promise<void>((resolve) => child.once('close', () => resolve()));
   clearTimeout(timer);
+  process.off('exit', kill);
   const lines = stdout.split('\n').filter((line) => line.startsWith('{'));
   const last = lines.at(-1);
   const report = last ? (JSON.parse(last) as ChildReport) : null;

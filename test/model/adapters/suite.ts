@@ -10,6 +10,12 @@ export interface ModelSuite {
   recorder: CoverageRecorder;
 }
 
+/**
+ * Per path test, whatever the project's default: a path waits for processes and effect timeouts,
+ * and an isolated one for its child's deadline.
+ */
+export const PATH_TIMEOUT_MS = 60_000;
+
 export interface SuiteOptions {
   /** More path tests (e.g. over HTTP) that count towards the same coverage. */
   extra?: (suite: ModelSuite) => void;
@@ -24,7 +30,7 @@ export interface SuiteOptions {
 export function modelSuite<C>(name: MachineName, spec: ModelSpec, driver: Driver<C>, options: SuiteOptions = {}): ModelSuite {
   const suite: ModelSuite = { paths: generatePaths(spec), recorder: new CoverageRecorder() };
   describe(`${name} machine: generated paths executed against the runtime`, () => {
-    it.concurrent.for(suite.paths.map((path) => [path.name, path] as const))('%s', async ([, path]) => {
+    it.concurrent.for(suite.paths.map((path) => [path.name, path] as const))('%s', { timeout: PATH_TIMEOUT_MS }, async ([, path]) => {
       if (options.isolate?.(path)) await executeIsolated(name, path, suite.recorder);
       else await executePath(driver, path, suite.recorder);
     });
