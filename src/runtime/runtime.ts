@@ -2064,8 +2064,10 @@ export class Runtime implements RuntimeApi {
     await Promise.all([...this.cells.values()].map((cell) => cell.run(async () => undefined).catch(() => undefined)));
     await Promise.all([...this.live.values()].map((task) => task.handle.stop().catch(() => undefined)));
     this.live.clear();
+    // The supervisors drain: they refuse new agents while every live one is detached, then stop.
+    for (const shard of this.shards) shard.send({ type: 'SHUTDOWN' });
     for (const cell of this.cells.values()) cell.passivate();
-    for (const shard of this.shards) shard.stop();
+    for (const shard of this.shards) shard.send({ type: 'DRAINED' });
     if (this.lease && !this.leaseLost) await this.store.releaseLease(this.lease).catch(() => undefined);
     await this.store.close();
   }
