@@ -6,15 +6,12 @@
 export const config = {
   testRunner: 'vitest',
   vitest: {
-    // vitest.config.ts with `include` narrowed to test/machines and test/contracts.
-    configFile: 'vitest.mutation.config.ts',
+    // test/vitest.config.ts with `include` narrowed to test/machines and test/contracts.
+    configFile: 'test/vitest.mutation.config.ts',
   },
   mutate: ['machines/**/*.ts'],
   checkers: [],
   coverageAnalysis: 'perTest',
-  // With bail, the vitest runner sometimes drops the failing file's results and reports a killed mutant as
-  // survived; running every covering test is slower but exact.
-  disableBail: true,
   thresholds: { high: 90, low: 85, break: 85 },
   reporters: ['clear-text', 'json', 'progress'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },

@@ -19,7 +19,8 @@ import { collectGarbage, MiB, pool, until } from './lib/timing.js';
  * 100,000 agents.
  */
 
-const AGENTS = Number(process.env['SCALE_AGENTS'] ?? 2000);
+const DEFAULT_AGENTS = 2000;
+const AGENTS = Number(process.env['SCALE_AGENTS'] ?? DEFAULT_AGENTS);
 const TARGET_AGENTS = 100_000;
 const RESTARTS = Number(process.env['SCALE_RESTARTS'] ?? 5);
 /** 1,000 random wakes in all, spread over the restarts. */
@@ -127,7 +128,8 @@ if (process.argv[2] === '--restarted') {
       process.exit(1);
     });
 } else {
-  runBenchmark('scale', (AGENTS >= 50_000 ? 180 : 8) * 60_000, async () => {
+  // Another size keeps its own results file, so the default run does not overwrite it.
+  runBenchmark(AGENTS === DEFAULT_AGENTS ? 'scale' : `scale-${AGENTS}`, (AGENTS >= 50_000 ? 180 : 8) * 60_000, async () => {
     const scratch = scratchDir('scale');
     try {
       const runtime = await openRuntime('lowdb', scratch.dir);

@@ -279,7 +279,12 @@ describe('continuation machine: wake hints (liveness only, deduplicated)', () =>
     actor.send(hint('awake_idle', 0, 'second'));
     expect(hintState(actor)).toBe('stored');
     expect(actor.getSnapshot().context.hint?.reason).toBe('second');
-    expect(emitted.filter((event) => event.type === 'wake.tick_requested')).toEqual([]);
+    expect(actor.getSnapshot().context.lastDisposition).toBe('coalesced');
+    // Reported as coalesced, not triggered: a stored hint only becomes a tick on HINT.FLUSH.
+    expect(emitted).toEqual([
+      { type: 'wake.disposition', disposition: 'coalesced', hint: { reason: 'first', source: 'github' } },
+      { type: 'wake.disposition', disposition: 'coalesced', hint: { reason: 'second', source: 'github' } },
+    ]);
   });
 
   it('HINT.FLUSH turns the stored hint into one tick request', () => {
