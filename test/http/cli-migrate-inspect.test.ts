@@ -33,7 +33,9 @@ describe('holon-xstate migrate and serve --inspect-log', () => {
     try {
       const version = (await after.getSummary('legacy')).state_version;
       const woke = await after.transition('legacy', { transition_id: 'wake-after-migrate', to: 'active', reason: 'migrated', expected_version: version });
-      expect(woke.record.to_phase).toBe('active');
+      expect(woke.record.to_phase).toBe('waking');
+      const closing = (await after.listTransitions('legacy', { limit: 512 })).find((t) => t.evidence_refs.includes('transition:wake-after-migrate'));
+      expect(closing?.to_phase).toBe('active');
     } finally {
       await after.close();
     }
