@@ -57,12 +57,14 @@ export const supervisorMachine = setup({
   },
   actors: { agent: agentMachine },
   guards: {
-    hasCapacity: ({ context }) => context.live < context.capacity,
+    // An agent the shard already holds keeps its place: a repeated spawn or attach is not a new one.
+    hasCapacity: ({ context, event }) => context.live < context.capacity || ('agentId' in event && context.agents[event.agentId] === true),
     hasLiveAgents: ({ context }) => context.live > 0,
   },
   actions: {
-    spawnAgent: enqueueActions(({ event, enqueue }) => {
-      if (event.type !== 'AGENT.SPAWN') return;
+    spawnAgent: enqueueActions(({ context, event, enqueue }) => {
+      // A second child under the same systemId would put the whole shard in error.
+      if (event.type !== 'AGENT.SPAWN' || context.agents[event.agentId]) return;
       enqueue.spawnChild('agent', { id: event.agentId, systemId: `agent:${event.agentId}`, input: { agentId: event.agentId } });
     }),
     countIn: assign(({ context, event }) => {

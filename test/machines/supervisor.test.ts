@@ -125,9 +125,9 @@ describe('supervisor machine: spawning', () => {
     expect(emitted.at(-1)).toEqual({ type: 'agent.refused', agentId: 'a2', reason: 'shard_full' });
   });
 
-  // BUG (reported): below capacity, a repeated AGENT.SPAWN (at-least-once delivery) spawns a second child with the
-  // same systemId; XState then puts the supervisor itself in status 'error', and every agent of the shard with it.
-  it.fails('a duplicate AGENT.SPAWN leaves the shard running with one agent', () => {
+  // Regression: below capacity, a repeated AGENT.SPAWN (at-least-once delivery) spawned a second child with the
+  // same systemId; XState then put the supervisor itself in status 'error', and every agent of the shard with it.
+  it('a duplicate AGENT.SPAWN leaves the shard running with one agent', () => {
     const { actor, errors } = startSupervisor(3);
     actor.send({ type: 'AGENT.SPAWN', agentId: 'a1' });
     actor.send({ type: 'AGENT.SPAWN', agentId: 'a1' });
