@@ -57,7 +57,7 @@ export const AgentDoc = z.object({
   tasks: z.array(TaskRecord),
   triggers: z.array(ExternalTriggerRecord),
   effects: z.array(EffectRecord),
-  /** transition_id → committed record, so a replayed transition returns its first result. */
+  /** transition_id → recent committed records (all operator ones), so a replayed transition returns its first result. */
   transitions: z.record(z.string(), TransitionRecord),
   pending_transition: PendingTransition.nullable(),
   transition_count: z.number().int().nonnegative(),
@@ -81,6 +81,8 @@ const PROCESSED_MESSAGES_KEPT = 64;
 const FINISHED_TASKS_KEPT = 256;
 const SNAPSHOTS_KEPT = 8;
 const SETTLED_EFFECTS_KEPT = 256;
+const RECENT_TRANSITIONS_KEPT = 64;
+const OPERATOR_TRANSITIONS_KEPT = 512;
 
 /** Drops history that no decision reads any more, so documents (and commits) stay small. */
 export function prune(doc: AgentDoc): void {
@@ -101,4 +103,13 @@ export function prune(doc: AgentDoc): void {
     doc.effects = doc.effects.filter((e) => !drop.has(e.idempotency_key));
   }
   if (doc.recent_keys.length > RECENT_KEYS_LIMIT) doc.recent_keys = doc.recent_keys.slice(-RECENT_KEYS_LIMIT);
+  // Every record is in the event log; the document keeps the recent ones, plus the operator's
+  // (their transition_id must replay), so it does not grow with the agent's age.
+  const records = Object.values(doc.transitions).sort((a, b) => a.seq - b.seq);
+  if (records.length > RECENT_TRANSITIONS_KEPT) {
+    const recent = new Set(records.slice(-RECENT_TRANSITIONS_KEPT).map((t) => t.transition_id));
+    const operators = records.filter((t) => t.trigger === 'user').slice(-OPERATOR_TRANSITIONS_KEPT).map((t) => t.transition_id);
+    for (const id of operators) recent.add(id);
+    doc.transitions = Object.fromEntries(records.filter((t) => recent.has(t.transition_id)).map((t) => [t.transition_id, t]));
+  }
 }

@@ -82,6 +82,7 @@ import { assembleSummary, listEntry, statechartOf, triggerSummary, workItemView 
 import { TimerAlarms } from './timers.js';
 import type { TurnRunner } from './turn-runner.js';
 import { TurnOffers } from './turn-offers.js';
+import { reasonChain } from './reason-chain.js';
 
 /** Options of {@link Runtime.open}; every option has a default. */
 export interface RuntimeOptions {
@@ -1407,12 +1408,20 @@ export class Runtime implements RuntimeApi {
     return null;
   }
 
+  /** The reason chain, read from the event log (the document keeps only recent records). */
   async listTransitions(agentId: string, query: { after_seq?: number; limit: number }): Promise<TransitionRecord[]> {
-    const cell = await this.cell(agentId);
-    return Object.values(cell.doc.transitions)
-      .filter((t) => t.seq > (query.after_seq ?? 0))
-      .sort((a, b) => a.seq - b.seq)
-      .slice(0, query.limit);
+    await this.cell(agentId);
+    const out: TransitionRecord[] = [];
+    let after = 0;
+    for (;;) {
+      const page = await this.store.readEvents(agentId, { after_seq: after, limit: 512, order: 'asc' });
+      for (const record of reasonChain(page.events).transitions) {
+        if (record.seq > (query.after_seq ?? 0) && out.length < query.limit) out.push(record);
+      }
+      const last = page.events.at(-1);
+      if (!last || out.length >= query.limit || last.event_seq >= page.newest_seq) return out;
+      after = last.event_seq;
+    }
   }
 
   async takeSnapshot(agentId: string): Promise<Snapshot> {
