@@ -122,8 +122,7 @@ runBenchmark('tasks', 6 * 60_000, async () => {
   const activity = new Activity(runtime);
   const agent = async (id: string): Promise<string> => {
     await runtime.createAgent({ agent_id: id });
-    // execCommand checks for a sleeping agent outside the agent's lane: issued while the new
-    // agent is falling asleep, it fails with illegal_transition. Start from a settled agent.
+    // Every run starts from the same state: an agent that is asleep, so its first task wakes it.
     await until(() => activity.awakeCount === 0, TIMEOUT_MS, 'new agent to sleep', 10);
     return id;
   };

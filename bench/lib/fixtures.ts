@@ -5,10 +5,16 @@ import { Runtime, type RuntimeOptions } from '../../src/runtime/runtime.js';
 import { MemoryStore } from '../../src/store/index.js';
 import { pool } from './timing.js';
 
-/** A scratch directory under the system temp dir, removed with `remove()`. */
+/** A scratch directory under the system temp dir, removed with `remove()` or, at the latest, on exit. */
 export function scratchDir(label: string): { dir: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), `holon-bench-${label}-`));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  const remove = () => {
+    process.off('exit', remove);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  // A crash or the watchdog exits without running `finally` blocks.
+  process.on('exit', remove);
+  return { dir, remove };
 }
 
 export type StoreKind = 'memory' | 'lowdb';
