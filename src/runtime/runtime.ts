@@ -2103,5 +2103,3 @@ async function readTail(path: string, maxBytes: number): Promise<string> {
     await handle.close();
   }
 }
-
-export { isTerminalTask, textOf };
