@@ -7,7 +7,6 @@ import { agentMachine, supervisorMachine, type ContinuationEvent } from '../../m
 import {
   decideForMessage,
   deriveClosure,
-  isTerminalTask,
   resolveContinuation,
   wakeHintDisposition,
   workSignal,
@@ -74,7 +73,7 @@ import { hashToken, mintToken, tokenMatches } from './capability.js';
 import { newId, systemClock, type Clock } from './clock.js';
 import { EventBus } from './event-bus.js';
 import { factsOf } from './facts.js';
-import { admitMessage, headOfQueue, pendingCount, textOf, triggerOf, type NewMessage } from './messages.js';
+import { admitMessage, headOfQueue, pendingCount, triggerOf, type NewMessage } from './messages.js';
 import { signalGroup, startCommand, waitForOutput, type CommandHandle, type CommandResult } from './process/index.js';
 import { ScriptedRunner } from './scripted-runner.js';
 import { buildSnapshot, migrateSnapshot, verifySnapshot } from './snapshots.js';
