@@ -83,6 +83,7 @@ const SNAPSHOTS_KEPT = 8;
 const SETTLED_EFFECTS_KEPT = 256;
 const RECENT_TRANSITIONS_KEPT = 64;
 const OPERATOR_TRANSITIONS_KEPT = 512;
+const RUNTIME_TRANSITION_ID = /^tr_[0-9a-f]{20}$/;
 
 /** Drops history that no decision reads any more, so documents (and commits) stay small. */
 export function prune(doc: AgentDoc): void {
@@ -103,12 +104,13 @@ export function prune(doc: AgentDoc): void {
     doc.effects = doc.effects.filter((e) => !drop.has(e.idempotency_key));
   }
   if (doc.recent_keys.length > RECENT_KEYS_LIMIT) doc.recent_keys = doc.recent_keys.slice(-RECENT_KEYS_LIMIT);
-  // Every record is in the event log; the document keeps the recent ones, plus the operator's
-  // (their transition_id must replay), so it does not grow with the agent's age.
+  // Every record is in the event log; the document keeps the recent ones, plus those a client
+  // named (their transition_id must replay), so it does not grow with the agent's age.
   const records = Object.values(doc.transitions).sort((a, b) => a.seq - b.seq);
   if (records.length > RECENT_TRANSITIONS_KEPT) {
     const recent = new Set(records.slice(-RECENT_TRANSITIONS_KEPT).map((t) => t.transition_id));
-    const operators = records.filter((t) => t.trigger === 'user').slice(-OPERATOR_TRANSITIONS_KEPT).map((t) => t.transition_id);
+    // Ids the runtime minted (`tr_…`) are never replayed; a client's must keep answering with its record.
+    const operators = records.filter((t) => !RUNTIME_TRANSITION_ID.test(t.transition_id)).slice(-OPERATOR_TRANSITIONS_KEPT).map((t) => t.transition_id);
     for (const id of operators) recent.add(id);
     doc.transitions = Object.fromEntries(records.filter((t) => recent.has(t.transition_id)).map((t) => [t.transition_id, t]));
   }

@@ -75,3 +75,32 @@ describe('transitions are records (seed 002)', () => {
     expect((await runtime.listTransitions('proto', { limit: 512 })).some((t) => t.transition_id === 'sleep-now')).toBe(false);
   });
 });
+
+describe('agent documents stay small', () => {
+  it('keep recent and client-named transition records only; the chain stays whole in the event log', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    const dir = tempDataDir();
+    const runtime = await openRuntime(dir.dir);
+    try {
+      await runtime.createAgent({ agent_id: 'busy-doc' });
+      await untilAsleep(runtime, 'busy-doc');
+      const version = (await runtime.getSummary('busy-doc')).state_version;
+      await runtime.transition('busy-doc', { transition_id: 'client-named-wake', to: 'active', reason: 'keep me', expected_version: version });
+      for (let i = 0; i < 25; i++) {
+        await runtime.prompt('busy-doc', { text: `turn ${i}` });
+        await eventually(async () => ((await runtime.getSummary('busy-doc')).agent.turn_index >= i + 1 ? true : undefined));
+      }
+      await untilAsleep(runtime, 'busy-doc');
+      const chain = await runtime.listTransitions('busy-doc', { limit: 512 });
+      expect(chain.length).toBeGreaterThan(70);
+      await runtime.close();
+      const stored = JSON.parse(await readFile(join(dir.dir, 'agents', 'busy-doc', 'doc.json'), 'utf8')) as { doc: { transitions: Record<string, unknown> } };
+      const ids = Object.keys(stored.doc.transitions);
+      expect(ids.length).toBeLessThanOrEqual(65);
+      expect(ids).toContain('client-named-wake');
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
