@@ -1,23 +1,17 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtime/runtime.js';
-import { eventsOfType, eventually, openRuntime, tempDataDir, untilAsleep } from './helpers.js';
+import { eventsOfType, eventually, openRuntime, tempDataDir, untilAsleep, runtimeSession } from './helpers.js';
 
 const FIFTY_MB = 50 * 1024 * 1024;
 
 describe('command task output (seed 004 TaskOutput)', () => {
+  const session = runtimeSession();
   let runtime: Runtime;
-  let cleanup: () => void;
-  afterEach(async () => {
-    await runtime?.close();
-    cleanup?.();
-  });
 
   it('a task producing 50 MB keeps memory growth under 20 MB while the artifact holds all 50 MB', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     await runtime.createAgent({ agent_id: 'loud' });
     global.gc?.();
     const before = process.memoryUsage().rss;
@@ -32,7 +26,7 @@ describe('command task output (seed 004 TaskOutput)', () => {
     }, 60_000);
     clearInterval(sampler);
     expect(done.output_bytes).toBe(FIFTY_MB);
-    expect((await stat(join(dir.dir, 'artifacts', 'loud', `${task.id}.log`))).size).toBe(FIFTY_MB);
+    expect((await stat(join(session.dir, 'artifacts', 'loud', `${task.id}.log`))).size).toBe(FIFTY_MB);
     const output = await runtime.taskOutput('loud', task.id, { block: false, timeout_ms: 0, max_bytes: 8000 });
     expect(output.output_preview.length).toBeLessThanOrEqual(8000);
     expect(output.truncated).toBe(true);
@@ -41,9 +35,7 @@ describe('command task output (seed 004 TaskOutput)', () => {
   }, 90_000);
 
   it('TaskOutput block=true waits for new output; ListTasks shows only non-terminal tasks; input needs accepts_input', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     await runtime.createAgent({ agent_id: 'io' });
     const cat = await runtime.execCommand('io', { summary: 'cat', cmd: 'cat', accepts_input: true });
     const plain = await runtime.execCommand('io', { summary: 'no input', cmd: 'sleep 5', accepts_input: false });
@@ -67,9 +59,7 @@ describe('command task output (seed 004 TaskOutput)', () => {
   });
 
   it('timeout_ms fails a task with reason timeout', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     await runtime.createAgent({ agent_id: 'slow' });
     const task = await runtime.execCommand('slow', { summary: 'too slow', cmd: 'sleep 30', accepts_input: false, timeout_ms: 200 });
     const failed = await eventually(async () => {

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach } from 'vitest';
 import type { AgentEvent, EventType } from '../../src/domain/index.js';
 import { Runtime, type RuntimeOptions } from '../../src/runtime/runtime.js';
 
@@ -49,4 +50,29 @@ export async function eventsOfType(runtime: Runtime, agentId: string, type: Even
 /** Waits until the agent is asleep (its scheduler found nothing to do). */
 export function untilAsleep(runtime: Runtime, agentId: string, timeoutMs = 10_000): Promise<true> {
   return eventually(async () => (await runtime.getSummary(agentId)).agent.status === 'asleep' || undefined, timeoutMs, `${agentId} asleep`);
+}
+
+/** One runtime per test on a fresh temp data dir; closed and removed after each test. */
+export function runtimeSession(): { readonly dir: string; open(options?: RuntimeOptions): Promise<Runtime> } {
+  let data: { dir: string; cleanup: () => void } | null = null;
+  let runtime: Runtime | null = null;
+  afterEach(async () => {
+    await runtime?.close();
+    runtime = null;
+    data?.cleanup();
+    data = null;
+  });
+  const session = {
+    get dir(): string {
+      data ??= tempDataDir();
+      return data.dir;
+    },
+    /** Opens (again, after closing the previous one) on this test's data dir. */
+    async open(options: RuntimeOptions = {}): Promise<Runtime> {
+      await runtime?.close();
+      runtime = await openRuntime(session.dir, options);
+      return runtime;
+    },
+  };
+  return session;
 }

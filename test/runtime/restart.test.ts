@@ -1,20 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtime/runtime.js';
-import { allEvents, eventsOfType, eventually, openRuntime, tempDataDir, untilAsleep } from './helpers.js';
+import { allEvents, eventsOfType, eventually, openRuntime, tempDataDir, untilAsleep, runtimeSession } from './helpers.js';
 
 describe('restart after a clean shutdown', () => {
+  const session = runtimeSession();
   let runtime: Runtime | undefined;
-  let cleanup: () => void;
-  afterEach(async () => {
-    await runtime?.close();
-    runtime = undefined;
-    cleanup?.();
-  });
 
   it('has the same summaries, queues and event logs', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir, { nodeId: 'one' });
+    runtime = await session.open({ nodeId: 'one' });
     await runtime.createAgent({ agent_id: 'r1', mission: 'remember me' });
     await runtime.createAgent({ agent_id: 'r2' });
     await runtime.prompt('r1', { text: '/exec echo persisted' });
@@ -34,7 +27,7 @@ describe('restart after a clean shutdown', () => {
       e2: await allEvents(runtime, 'r2'),
     };
     await runtime.close();
-    runtime = await openRuntime(dir.dir, { nodeId: 'two' });
+    runtime = await session.open({ nodeId: 'two' });
     const after = {
       s1: await runtime.getSummary('r1'),
       s2: await runtime.getSummary('r2'),

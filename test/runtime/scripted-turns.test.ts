@@ -1,19 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtime/runtime.js';
-import { eventsOfType, eventually, openRuntime, tempDataDir, untilAsleep } from './helpers.js';
+import { eventsOfType, eventually, openRuntime, tempDataDir, untilAsleep, runtimeSession } from './helpers.js';
 
 describe('scripted agent turns (issue 3 acceptance)', () => {
+  const session = runtimeSession();
   let runtime: Runtime;
-  let cleanup: () => void;
-  afterEach(async () => {
-    await runtime?.close();
-    cleanup?.();
-  });
 
   it('runs echo, waits for the task result, and re-enters with class resume_expected_wait', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     await runtime.createAgent({ agent_id: 'echoer' });
     await runtime.prompt('echoer', { text: '/exec-wait echo hello-from-task' });
     const resolutions = await eventually(async () => {
@@ -43,9 +37,7 @@ describe('scripted agent turns (issue 3 acceptance)', () => {
   });
 
   it('a failing command is a failed task with its exit code, and a follow-up enqueued by a turn runs as its own turn', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     await runtime.createAgent({ agent_id: 'failer' });
     await runtime.prompt('failer', { text: '/exec exit 7\n/enqueue second step' });
     const failed = await eventually(async () => (await eventsOfType(runtime, 'failer', 'task_status_changed')).find((e) => e.payload['status'] === 'failed'));
@@ -57,9 +49,7 @@ describe('scripted agent turns (issue 3 acceptance)', () => {
   });
 
   it('queue lanes: interject beats next beats normal beats background, FIFO within a lane', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     await runtime.createAgent({ agent_id: 'lanes' });
     await untilAsleep(runtime, 'lanes');
     await runtime.control('lanes', { action: 'stop' });

@@ -1,10 +1,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../src/domain/index.js';
 import { signed, verifySnapshot } from '../../src/runtime/snapshots.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
-import { eventually, openRuntime, tempDataDir, untilAsleep } from './helpers.js';
+import { eventually, openRuntime, tempDataDir, untilAsleep, runtimeSession } from './helpers.js';
 
 type DocFile = { doc: { snapshots: Array<{ recovery: { schema_version: number; checksum: string }; identity: { mission: string } }> } };
 
@@ -16,18 +16,11 @@ async function editDoc(dir: string, agentId: string, edit: (file: DocFile) => vo
 }
 
 describe('snapshots as recovery points (seed 002)', () => {
+  const session = runtimeSession();
   let runtime: Runtime | undefined;
-  let cleanup: () => void;
-  afterEach(async () => {
-    await runtime?.close();
-    runtime = undefined;
-    cleanup?.();
-  });
 
   it('are taken at initialization, before sleep, on request and at terminate, each with a valid checksum', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     await runtime.createAgent({ agent_id: 'snappy' });
     await untilAsleep(runtime, 'snappy');
     await runtime.takeSnapshot('snappy');
@@ -43,20 +36,18 @@ describe('snapshots as recovery points (seed 002)', () => {
   });
 
   it('an incompatible schema_version refuses Active with a migration hint; after migrate the agent wakes', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir, { nodeId: 'a' });
+    runtime = await session.open({ nodeId: 'a' });
     await runtime.createAgent({ agent_id: 'old' });
     await untilAsleep(runtime, 'old');
     await runtime.close();
     // A snapshot written by a runtime at another schema version: intact, correctly signed.
-    await editDoc(dir.dir, 'old', (file) => {
+    await editDoc(session.dir, 'old', (file) => {
       const latest = file.doc.snapshots.at(-1) as unknown as Snapshot | undefined;
       if (!latest) return;
       const { checksum: _checksum, ...recovery } = latest.recovery;
       file.doc.snapshots[file.doc.snapshots.length - 1] = signed({ ...latest, recovery: { ...recovery, schema_version: 99 } }) as never;
     });
-    runtime = await openRuntime(dir.dir, { nodeId: 'b' });
+    runtime = await session.open({ nodeId: 'b' });
     const version = (await runtime.getSummary('old')).state_version;
     const refused = runtime.transition('old', { transition_id: 'wake-old', to: 'active', reason: 'try', expected_version: version });
     await expect(refused).rejects.toMatchObject({ code: 'snapshot_incompatible' });
@@ -77,17 +68,15 @@ describe('snapshots as recovery points (seed 002)', () => {
   });
 
   it('a corrupted snapshot sends the waking agent to Recovering, never straight to Active', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir, { nodeId: 'a' });
+    runtime = await session.open({ nodeId: 'a' });
     await runtime.createAgent({ agent_id: 'torn' });
     await untilAsleep(runtime, 'torn');
     await runtime.close();
-    await editDoc(dir.dir, 'torn', (file) => {
+    await editDoc(session.dir, 'torn', (file) => {
       const latest = file.doc.snapshots.at(-1);
       if (latest) latest.identity.mission = 'tampered';
     });
-    runtime = await openRuntime(dir.dir, { nodeId: 'b' });
+    runtime = await session.open({ nodeId: 'b' });
     await runtime.prompt('torn', { text: 'wake up' });
     const path = await eventually(async () => {
       const steps = (await runtime?.listTransitions('torn', { limit: 512 }))?.map((t) => `${t.from_state}>${t.to_state}`) ?? [];

@@ -1,20 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { processGroupAlive } from '../../src/runtime/process/index.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
-import { eventsOfType, eventually, openRuntime, tempDataDir, untilAsleep } from './helpers.js';
+import { eventsOfType, eventually, untilAsleep, runtimeSession } from './helpers.js';
 
 describe('Start / Stop (seed 000 lifecycle control)', () => {
+  const session = runtimeSession();
   let runtime: Runtime;
-  let cleanup: () => void;
-  afterEach(async () => {
-    await runtime?.close();
-    cleanup?.();
-  });
 
   it('Stop interrupts a running task, revokes the trigger and keeps the queue; Start runs no turn by itself', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     const { external_trigger } = await runtime.createAgent({ agent_id: 'stopper' });
     await untilAsleep(runtime, 'stopper');
     const task = await runtime.execCommand('stopper', { summary: 'long sleep', cmd: 'sleep 30', accepts_input: false });
@@ -50,9 +44,7 @@ describe('Start / Stop (seed 000 lifecycle control)', () => {
   });
 
   it('Stop keeps queued messages; Start hands them back to the scheduler', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     await runtime.createAgent({ agent_id: 'keeper' });
     await untilAsleep(runtime, 'keeper');
     await runtime.control('keeper', { action: 'stop' });
@@ -68,9 +60,7 @@ describe('Start / Stop (seed 000 lifecycle control)', () => {
   });
 
   it('a stale expected_version is refused with version_conflict and changes nothing', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     const { agent } = await runtime.createAgent({ agent_id: 'versioned' });
     await untilAsleep(runtime, 'versioned');
     const current = (await runtime.getSummary('versioned')).state_version;

@@ -1,20 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtime/runtime.js';
-import { eventsOfType, eventually, openRuntime, tempDataDir, untilAsleep } from './helpers.js';
+import { eventsOfType, eventually, untilAsleep, runtimeSession } from './helpers.js';
 
 describe('durable timers', () => {
+  const session = runtimeSession();
   let runtime: Runtime | undefined;
-  let cleanup: () => void;
-  afterEach(async () => {
-    await runtime?.close();
-    runtime = undefined;
-    cleanup?.();
-  });
 
   it('a 300 ms timer fires exactly once and reaches the agent as a timer_fire continuation', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     await runtime.createAgent({ agent_id: 'timed' });
     await untilAsleep(runtime, 'timed');
     const timer = await runtime.createTimer('timed', { duration_ms: 300, summary: 'check the build' });
@@ -34,16 +27,14 @@ describe('durable timers', () => {
   });
 
   it('a timer due while the runtime is down fires once after restart', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir, { nodeId: 'first' });
+    runtime = await session.open({ nodeId: 'first' });
     await runtime.createAgent({ agent_id: 'later' });
     await untilAsleep(runtime, 'later');
     const timer = await runtime.createTimer('later', { duration_ms: 400 });
     await runtime.close();
     runtime = undefined;
     await new Promise((r) => setTimeout(r, 700));
-    runtime = await openRuntime(dir.dir, { nodeId: 'second' });
+    runtime = await session.open({ nodeId: 'second' });
     const fired = await eventually(async () => {
       const t = await runtime?.getTimer('later', timer.id);
       return t?.status === 'completed' ? t : undefined;
@@ -54,9 +45,7 @@ describe('durable timers', () => {
   });
 
   it('interval timers fire once per due time until cancelled; cancel is idempotent; a completed timer refuses cancel', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     await runtime.createAgent({ agent_id: 'ticker' });
     const interval = await runtime.createTimer('ticker', { duration_ms: 100, interval_ms: 100 });
     await eventually(async () => ((await runtime?.getTimer('ticker', interval.id))?.fire_count ?? 0) >= 3 || undefined);

@@ -1,20 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { reasonChain } from '../../src/runtime/reason-chain.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
-import { allEvents, eventually, openRuntime, tempDataDir, untilAsleep } from './helpers.js';
+import { allEvents, eventually, openRuntime, tempDataDir, untilAsleep, runtimeSession } from './helpers.js';
 
 describe('transitions are records (seed 002)', () => {
+  const session = runtimeSession();
   let runtime: Runtime;
-  let cleanup: () => void;
-  afterEach(async () => {
-    await runtime?.close();
-    cleanup?.();
-  });
 
   it('rebuilds the reason chain from the event log alone, continuous from created to terminated', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     await runtime.createAgent({ agent_id: 'chain' });
     await untilAsleep(runtime, 'chain');
     await runtime.control('chain', { action: 'stop' });
@@ -42,9 +36,7 @@ describe('transitions are records (seed 002)', () => {
   });
 
   it('commits a transition_id once, refuses stale versions, illegal targets and guard refusals without changing anything', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     await runtime.createAgent({ agent_id: 'proto' });
     await untilAsleep(runtime, 'proto');
     const version = (await runtime.getSummary('proto')).state_version;

@@ -1,19 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtime/runtime.js';
-import { eventsOfType, eventually, openRuntime, tempDataDir } from './helpers.js';
+import { eventsOfType, eventually, runtimeSession } from './helpers.js';
 
 describe('turn workers: HTTP clients as the agent brain', () => {
+  const session = runtimeSession();
   let runtime: Runtime;
-  let cleanup: () => void;
-  afterEach(async () => {
-    await runtime?.close();
-    cleanup?.();
-  });
 
   it('offers a turn, applies a completion once, re-offers after lease expiry and refuses the late completion', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir, { turnLeaseMs: 200 });
+    runtime = await session.open({ turnLeaseMs: 200 });
     await runtime.createAgent({ agent_id: 'remote', config: { turn_runner: 'http_worker', model: 'external' } });
     expect(await runtime.claimTurn({ wait_ms: 0 })).toBeNull();
     const waiting = runtime.claimTurn({ agent_ids: ['remote'], wait_ms: 5_000 });

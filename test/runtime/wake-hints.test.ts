@@ -1,19 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtime/runtime.js';
-import { eventsOfType, eventually, openRuntime, tempDataDir, untilAsleep } from './helpers.js';
+import { eventsOfType, eventually, untilAsleep, runtimeSession } from './helpers.js';
 
 describe('wake hints and capability URLs (seed 003)', () => {
+  const session = runtimeSession();
   let runtime: Runtime;
-  let cleanup: () => void;
-  afterEach(async () => {
-    await runtime?.close();
-    cleanup?.();
-  });
 
   it('50 duplicate wakes to a sleeping agent produce exactly one activation', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     await runtime.createAgent({ agent_id: 'sleeper' });
     await untilAsleep(runtime, 'sleeper');
     const before = (await eventsOfType(runtime, 'sleeper', 'turn_started')).length;
@@ -29,9 +23,7 @@ describe('wake hints and capability URLs (seed 003)', () => {
   });
 
   it('the disposition table: awaiting a task → coalesced and replayed once idle; stopped → ignored', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     await runtime.createAgent({ agent_id: 'busy' });
     await untilAsleep(runtime, 'busy');
     // A turn that runs a while: the scripted runner's timer wait keeps the agent busy awaiting.
@@ -51,9 +43,7 @@ describe('wake hints and capability URLs (seed 003)', () => {
   });
 
   it('callback URLs: wake_hint token wakes, wrong mode and unknown tokens are forbidden, rotate revokes the old token', async () => {
-    const dir = tempDataDir();
-    cleanup = dir.cleanup;
-    runtime = await openRuntime(dir.dir);
+    runtime = await session.open();
     const { external_trigger } = await runtime.createAgent({ agent_id: 'hooked' });
     expect(external_trigger.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     await untilAsleep(runtime, 'hooked');
