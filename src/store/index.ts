@@ -10,6 +10,7 @@ export type {
   EventPage,
   EventPageQuery,
   Lease,
+  RosterEntry,
   NewEvent,
   Store,
   StoredAgent,

@@ -22,6 +22,14 @@ export interface StoredAgent {
   last_event_seq: number;
 }
 
+/** An agent as `listRoster` gives it: its latest roster entry, without its document. */
+export interface RosterEntry {
+  agent_id: string;
+  /** The agent's current version. */
+  version: number;
+  roster: unknown;
+}
+
 export interface NewEvent {
   type: EventType;
   payload: Record<string, unknown>;
@@ -42,6 +50,12 @@ export interface Commit {
    * one never issued), or no lease at all, is refused with `lease_lost` and nothing is written.
    */
   fencing_token: number;
+  /**
+   * A small JSON record about the agent that the runtime needs without loading its document
+   * (boot, trigger lookup, listing), stored atomically with the commit. Omitted: the previous
+   * entry stays. The store never interprets it.
+   */
+  roster?: unknown;
 }
 
 export interface CommitResult {
@@ -97,7 +111,15 @@ export interface Store {
   readLease(): Promise<Lease | null>;
 
   listAgentIds(): Promise<string[]>;
+  /** Every agent's latest roster entry (agents whose commits never carried one: `roster: null`), sorted by id. */
+  listRoster(): Promise<RosterEntry[]>;
   loadAgent(agent_id: string): Promise<StoredAgent | null>;
+  /**
+   * Drops whatever the store caches about the agent in memory (a passivated agent's document);
+   * the next read loads it from storage again. A no-op while the agent has commits in flight,
+   * and for stores whose memory is their storage.
+   */
+  evictAgent(agent_id: string): void;
   /**
    * Atomically replaces the document and appends the events; resolves only once both are durable
    * (on disk, fsynced). Concurrent commits in the same tick may share one fsync (group commit).

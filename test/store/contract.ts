@@ -445,6 +445,69 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
       });
     });
 
+    describe('roster', () => {
+      it('lists the latest roster entry of every agent with its version, sorted by id, without documents', async () => {
+        await store.commit({ ...commitOf(lease, 'agent-b', null, { big: 'doc' }), roster: { phase: 'active' } });
+        await store.commit(commitOf(lease, 'agent-a', null, { n: 1 }));
+        await store.commit({ ...commitOf(lease, 'agent-b', 1, { big: 'doc2' }), roster: { phase: 'sleeping' } });
+        expect(await store.listRoster()).toEqual([
+          { agent_id: 'agent-a', version: 1, roster: null },
+          { agent_id: 'agent-b', version: 2, roster: { phase: 'sleeping' } },
+        ]);
+      });
+
+      it('keeps the previous entry when a commit carries none', async () => {
+        await store.commit({ ...commitOf(lease, 'agent-1', null, {}), roster: { phase: 'active' } });
+        await store.commit(commitOf(lease, 'agent-1', 1, { changed: true }));
+        expect(await store.listRoster()).toEqual([{ agent_id: 'agent-1', version: 2, roster: { phase: 'active' } }]);
+      });
+
+      it('writes nothing of a refused commit, roster included', async () => {
+        await store.commit({ ...commitOf(lease, 'agent-1', null, {}), roster: { phase: 'active' } });
+        await rejection(store.commit({ ...commitOf(lease, 'agent-1', 7, {}), roster: { phase: 'stale' } }), 'version_conflict');
+        expect(await store.listRoster()).toEqual([{ agent_id: 'agent-1', version: 1, roster: { phase: 'active' } }]);
+      });
+
+      it('survives close and reopen', async () => {
+        await store.commit({ ...commitOf(lease, 'agent-1', null, {}), roster: { token_hashes: ['h1'] } });
+        await store.close();
+        await store.open();
+        expect(await store.listRoster()).toEqual([{ agent_id: 'agent-1', version: 1, roster: { token_hashes: ['h1'] } }]);
+      });
+
+      it('hands out copies: mutating a listed entry changes nothing stored', async () => {
+        await store.commit({ ...commitOf(lease, 'agent-1', null, {}), roster: { phase: 'active' } });
+        const [entry] = await store.listRoster();
+        (entry?.roster as { phase: string }).phase = 'mutated';
+        expect((await store.listRoster())[0]?.roster).toEqual({ phase: 'active' });
+      });
+    });
+
+    describe('eviction', () => {
+      it('an evicted agent reads back exactly as committed, and commits continue from its version', async () => {
+        await store.commit(commitOf(lease, 'agent-1', null, { n: 1 }, newEvents(2)));
+        store.evictAgent('agent-1');
+        expect(await store.loadAgent('agent-1')).toEqual({ version: 1, doc: { n: 1 }, last_event_seq: 2 });
+        const next = await store.commit(commitOf(lease, 'agent-1', 1, { n: 2 }, newEvents(1)));
+        expect(next.events.map((e) => e.event_seq)).toEqual([3]);
+        store.evictAgent('agent-1');
+        const page = await store.readEvents('agent-1', { limit: 10, order: 'asc' });
+        expect(page.events.map((e) => e.event_seq)).toEqual([1, 2, 3]);
+      });
+
+      it('evicting an agent with a commit in flight loses nothing', async () => {
+        await store.commit(commitOf(lease, 'agent-1', null, { n: 1 }));
+        const pending = store.commit(commitOf(lease, 'agent-1', 1, { n: 2 }, newEvents(1)));
+        store.evictAgent('agent-1');
+        expect((await pending).version).toBe(2);
+        expect(await store.loadAgent('agent-1')).toEqual({ version: 2, doc: { n: 2 }, last_event_seq: 1 });
+      });
+
+      it('refuses an invalid agent id', () => {
+        expect(() => store.evictAgent('../etc')).toThrow(DomainError);
+      });
+    });
+
     describe('open and close', () => {
       it('refuses to work when closed', async () => {
         const closed = await makeStore();

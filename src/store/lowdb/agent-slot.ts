@@ -4,7 +4,7 @@ import { Low } from 'lowdb';
 import type { AgentEvent } from '../../domain/index.js';
 import { assertExpectedVersion, eventId } from '../shared/commit-rules.js';
 import { assertFence } from '../shared/lease-rules.js';
-import type { CommitResult, EventPage, NewEvent, StoredAgent } from '../store.js';
+import type { CommitResult, EventPage, NewEvent } from '../store.js';
 import type { AppendHandles } from './append-handles.js';
 import type { DirectorySyncer } from './directory-syncer.js';
 import { CachedLoad } from './cached-load.js';
@@ -15,6 +15,7 @@ import { removeDeadTempFiles, storeError } from './fs-util.js';
 import { GroupQueue } from './group-queue.js';
 import type { LeaseFile } from './lease-file.js';
 import { AgentDocRecord } from './records.js';
+import type { PersistedAgent } from './records.js';
 
 /** A commit whose document and payloads are already serialized (bad input fails before queueing). */
 export interface PreparedCommit {
@@ -22,6 +23,8 @@ export interface PreparedCommit {
   fencing_token: number;
   /** The document as JSON gives it back. */
   doc: unknown;
+  /** As JSON gives it back; `undefined` keeps the previous entry. */
+  roster: unknown;
   events: Array<{ type: NewEvent['type']; ts: string; payloadJson: string }>;
   resolve(result: CommitResult): void;
   reject(err: unknown): void;
@@ -44,11 +47,11 @@ export interface SlotContext {
  * doc.json write, which is the commit point.
  */
 export class AgentSlot {
-  private state: StoredAgent | null = null;
+  private state: PersistedAgent | null = null;
   private readonly loader: CachedLoad;
   private directoriesDurable = false;
   private readonly dir: string;
-  private readonly db: Low<StoredAgent | null>;
+  private readonly db: Low<PersistedAgent | null>;
   private readonly log: AgentEventLog;
   private readonly queue = new GroupQueue<PreparedCommit>((batch) => this.flush(batch));
 
@@ -57,8 +60,8 @@ export class AgentSlot {
     private readonly ctx: SlotContext,
   ) {
     this.dir = join(ctx.agentsDir, agent_id);
-    this.db = new Low<StoredAgent | null>(
-      new DurableJsonFile<StoredAgent | null>(
+    this.db = new Low<PersistedAgent | null>(
+      new DurableJsonFile<PersistedAgent | null>(
         join(this.dir, 'doc.json'),
         (raw) => AgentDocRecord.parse(raw),
         ctx.directories,
@@ -76,7 +79,7 @@ export class AgentSlot {
   }
 
   /** The last committed state (never a queued or in-flight commit). */
-  async committed(): Promise<StoredAgent | null> {
+  async committed(): Promise<PersistedAgent | null> {
     for (;;) {
       // Reads may refresh a stale cache only while no flush of this agent is queued or running.
       const loading = this.loader.ensure(this.queue.isIdle());
@@ -103,6 +106,11 @@ export class AgentSlot {
 
   idle(): Promise<void> {
     return this.queue.idle();
+  }
+
+  /** No commit queued or being written: the slot may be dropped and rebuilt from disk later. */
+  isIdle(): boolean {
+    return this.queue.isIdle();
   }
 
   /** Reads doc.json and cuts the event log back to what it acknowledges. */
@@ -151,7 +159,8 @@ export class AgentSlot {
         events.push(event);
         lines.push({ event_seq, line: eventLine(event, prepared.payloadJson) });
       }
-      state = { version: (state?.version ?? 0) + 1, last_event_seq: last + lines.length, doc: commit.doc };
+      const roster = commit.roster === undefined ? state?.roster : commit.roster;
+      state = { version: (state?.version ?? 0) + 1, last_event_seq: last + lines.length, doc: commit.doc, ...(roster === undefined ? {} : { roster }) };
       accepted.push({ commit, version: state.version, lines, events });
     }
     if (state === null || accepted.length === 0) return;

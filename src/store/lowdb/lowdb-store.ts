@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { DomainError } from '../../domain/index.js';
 import { assertAgentId } from '../shared/commit-rules.js';
 import { pageSeqs } from '../shared/event-page.js';
-import type { Commit, CommitResult, EventPage, EventPageQuery, Lease, Store, StoredAgent } from '../store.js';
+import type { Commit, CommitResult, EventPage, EventPageQuery, Lease, RosterEntry, Store, StoredAgent } from '../store.js';
 import { AgentSlot } from './agent-slot.js';
 import type { PreparedCommit } from './agent-slot.js';
 import { AppendHandles } from './append-handles.js';
@@ -140,11 +140,29 @@ export class LowdbStore implements Store {
     return names.filter((_, i) => present[i]).sort();
   }
 
+  /** Reads every agent's doc.json: linear in the number of agents (an index file would make it O(1) reads). */
+  async listRoster(): Promise<RosterEntry[]> {
+    const ids = await this.listAgentIds();
+    const entries: RosterEntry[] = [];
+    for (const agent_id of ids) {
+      const state = await this.slot(agent_id).committed();
+      if (state !== null) entries.push({ agent_id, version: state.version, roster: structuredClone(state.roster ?? null) });
+    }
+    return entries;
+  }
+
+  evictAgent(agent_id: string): void {
+    assertAgentId(agent_id);
+    if (this.slots.get(agent_id)?.isIdle() === true) this.slots.delete(agent_id);
+  }
+
   async loadAgent(agent_id: string): Promise<StoredAgent | null> {
     this.assertOpen();
     assertAgentId(agent_id);
     const state = await this.slot(agent_id).committed();
-    return state === null ? null : structuredClone(state);
+    if (state === null) return null;
+    const { version, doc, last_event_seq } = state;
+    return structuredClone({ version, doc, last_event_seq });
   }
 
   commit(commit: Commit): Promise<CommitResult> {
@@ -155,6 +173,7 @@ export class LowdbStore implements Store {
         expected_version: commit.expected_version,
         fencing_token: commit.fencing_token,
         doc: toJson('document', commit.doc ?? null),
+        roster: commit.roster === undefined ? undefined : toJson('roster entry', commit.roster),
         events: commit.events.map((event) => ({
           type: event.type,
           ts: event.ts,

@@ -11,11 +11,15 @@ export const LeaseRecord: z.ZodType<Lease> = z.object({
   expires_at: z.string(),
 });
 
+/** What doc.json holds: the stored agent and its roster entry (`null` when no commit carried one). */
+export type PersistedAgent = StoredAgent & { roster?: unknown };
+
 /** `agents/<agent_id>/doc.json`; `last_event_seq` is the commit point of the event log. */
-export const AgentDocRecord: z.ZodType<StoredAgent> = z.object({
+export const AgentDocRecord: z.ZodType<PersistedAgent> = z.object({
   version: z.number().int().positive(),
   last_event_seq: z.number().int().nonnegative(),
   doc: z.unknown(),
+  roster: z.unknown().optional(),
 });
 
 /** `global.json`. */

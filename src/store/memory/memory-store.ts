@@ -3,11 +3,12 @@ import type { AgentEvent } from '../../domain/index.js';
 import { assertAgentId, assertExpectedVersion, eventId } from '../shared/commit-rules.js';
 import { pageSeqs } from '../shared/event-page.js';
 import { assertFence, decideAcquire, decideRelease, decideRenew } from '../shared/lease-rules.js';
-import type { Commit, CommitResult, EventPage, EventPageQuery, Lease, Store, StoredAgent } from '../store.js';
+import type { Commit, CommitResult, EventPage, EventPageQuery, Lease, RosterEntry, Store, StoredAgent } from '../store.js';
 
 interface MemoryAgent {
   version: number;
   doc: unknown;
+  roster: unknown;
   events: AgentEvent[];
 }
 
@@ -69,6 +70,18 @@ export class MemoryStore implements Store {
     return [...this.agents.keys()].sort();
   }
 
+  async listRoster(): Promise<RosterEntry[]> {
+    this.assertOpen();
+    return [...this.agents.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([agent_id, agent]) => ({ agent_id, version: agent.version, roster: structuredClone(agent.roster) }));
+  }
+
+  /** Memory is this store's storage: nothing to drop. */
+  evictAgent(agent_id: string): void {
+    assertAgentId(agent_id);
+  }
+
   async loadAgent(agent_id: string): Promise<StoredAgent | null> {
     this.assertOpen();
     assertAgentId(agent_id);
@@ -84,7 +97,7 @@ export class MemoryStore implements Store {
     const current = this.agents.get(commit.agent_id);
     assertExpectedVersion(commit.agent_id, current?.version ?? null, commit.expected_version);
 
-    const agent: MemoryAgent = current ?? { version: 0, doc: null, events: [] };
+    const agent: MemoryAgent = current ?? { version: 0, doc: null, roster: null, events: [] };
     const appended = commit.events.map(
       (event, i): AgentEvent => {
         const event_seq = agent.events.length + i + 1;
@@ -100,8 +113,10 @@ export class MemoryStore implements Store {
     );
     // Clone before mutating anything, so an uncloneable document leaves the agent untouched.
     const doc = structuredClone(commit.doc ?? null);
+    const roster = commit.roster === undefined ? agent.roster : structuredClone(commit.roster);
     agent.version += 1;
     agent.doc = doc;
+    agent.roster = roster;
     agent.events.push(...appended);
     this.agents.set(commit.agent_id, agent);
     return { version: agent.version, events: structuredClone(appended) };

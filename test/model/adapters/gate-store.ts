@@ -1,5 +1,5 @@
 import { DomainError } from '../../../src/domain/index.js';
-import { LowdbStore, type Commit, type CommitResult, type EventPage, type EventPageQuery, type Lease, type Store, type StoredAgent } from '../../../src/store/index.js';
+import { LowdbStore, type Commit, type CommitResult, type EventPage, type EventPageQuery, type Lease, type RosterEntry, type Store, type StoredAgent } from '../../../src/store/index.js';
 
 /** An agent state change as the runtime records it (`TransitionRecord.from_state/to_state`). */
 export interface StateChange {
@@ -132,8 +132,16 @@ export class GateStore implements Store {
     return this.inner.listAgentIds();
   }
 
+  listRoster(): Promise<RosterEntry[]> {
+    return this.inner.listRoster();
+  }
+
   loadAgent(agent_id: string): Promise<StoredAgent | null> {
     return this.inner.loadAgent(agent_id);
+  }
+
+  evictAgent(agent_id: string): void {
+    this.inner.evictAgent(agent_id);
   }
 
   readEvents(agent_id: string, query: EventPageQuery): Promise<EventPage> {
