@@ -137,7 +137,8 @@ export interface RuntimeOptions {
    */
   turnLeaseMs?: number;
   /**
-   * Agents per supervisor shard (spawning under one parent is quadratic in its children).
+   * Live agents per supervisor shard (one parent for every agent is quadratic in its children):
+   * a full shard's hasCapacity guard refuses the next agent, which goes to another shard.
    * @default 1_000
    */
   shardCapacity?: number;
@@ -208,11 +209,13 @@ export class Runtime implements RuntimeApi {
       ...(options.inspect ? { inspect: options.inspect } : {}),
       fencingToken: () => this.fencingToken(),
       attached: (agentId, actor) => {
-        const shard = this.shardFor(agentId);
+        const shard = this.attachToShard(agentId);
         actor.subscribe({ error: (error) => shard.send({ type: 'AGENT.FAILED', agentId, error: error instanceof Error ? error.message : String(error) }) });
-        shard.send({ type: 'AGENT.ATTACHED', agentId });
       },
-      detached: (agentId) => this.shardFor(agentId).send({ type: 'AGENT.DETACHED', agentId }),
+      detached: (agentId) => {
+        this.shardOf.get(agentId)?.send({ type: 'AGENT.DETACHED', agentId });
+        this.shardOf.delete(agentId);
+      },
       onCommitted: () => {
         this.lastCommitAt = this.clock.now().toISOString();
       },
@@ -303,22 +306,31 @@ export class Runtime implements RuntimeApi {
 
   private readonly shardOf = new Map<string, Shard>();
 
-  /** The agent's shard: the least loaded one with room, fixed for the agent's lifetime in this process. */
-  private shardFor(agentId: string): Shard {
+  /**
+   * Attaches a live agent actor to a shard: the one it was on, else the newest first; the shard's
+   * hasCapacity guard decides whether it takes the agent, and when none does a new shard opens.
+   */
+  private attachToShard(agentId: string): Shard {
     const known = this.shardOf.get(agentId);
-    if (known) return known;
-    const wanted = Math.max(1, Math.ceil((this.cells.size + 1) / this.options.shardCapacity));
-    while (this.shards.length < wanted) {
-      // Shards are fixed by hash; capacity guides how many there are, not a hard refusal.
-      const shard = createActor(supervisorMachine, { input: { shardId: this.shards.length, capacity: Number.MAX_SAFE_INTEGER } });
-      shard.subscribe({ error: () => undefined });
-      shard.on('agent.failed', (event) => void this.onAgentFailed(event.agentId, event.error));
-      shard.start();
-      this.shards.push(shard);
+    if (known && this.tryAttach(known, agentId)) return known;
+    for (let i = this.shards.length - 1; i >= 0; i--) {
+      const shard = this.shards[i] as Shard;
+      if (shard !== known && this.tryAttach(shard, agentId)) return shard;
     }
-    const shard = this.shards.find((s) => s.getSnapshot().context.live < this.options.shardCapacity) ?? (this.shards.at(-1) as Shard);
-    this.shardOf.set(agentId, shard);
+    const shard = createActor(supervisorMachine, { input: { shardId: this.shards.length, capacity: this.options.shardCapacity } });
+    shard.subscribe({ error: () => undefined });
+    shard.on('agent.failed', (event) => void this.onAgentFailed(event.agentId, event.error));
+    shard.start();
+    this.shards.push(shard);
+    if (!this.tryAttach(shard, agentId)) throw new DomainError('internal_error', `a new shard refused agent ${agentId}`);
     return shard;
+  }
+
+  private tryAttach(shard: Shard, agentId: string): boolean {
+    shard.send({ type: 'AGENT.ATTACHED', agentId });
+    if (!shard.getSnapshot().context.agents[agentId]) return false;
+    this.shardOf.set(agentId, shard);
+    return true;
   }
 
   /** A child actor threw: restore it from the last commit and send it to Recovering. */

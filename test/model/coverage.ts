@@ -32,17 +32,6 @@ export const ALLOW_LIST: Readonly<Record<MachineName, readonly AllowListed[]>> =
     { source: 'continuation.wakeHint.stored', event: 'HINT.FLUSH', branch: 0, reason: 'the scheduler sends HINT.FLUSH when it replays a stored hint after a turn; the driver has no step that ends a turn with a stored hint and an empty queue yet (test/runtime/continuation-actor.test.ts covers it)' },
   ],
   supervisor: [
-    { source: 'supervisor.running', event: 'AGENT.SPAWN', branch: 0, reason: 'the runtime creates each agent as a root actor (AgentCell.ensureActor) and announces it with AGENT.ATTACHED; it never sends AGENT.SPAWN' },
-    { source: 'supervisor.running', event: 'AGENT.SPAWN', branch: 1, reason: 'the runtime never sends AGENT.SPAWN (agents are root actors announced with AGENT.ATTACHED)' },
-    { source: 'supervisor.running', event: 'AGENT.ATTACHED', branch: 1, reason: 'shards are created with capacity Number.MAX_SAFE_INTEGER and the runtime balances them itself (shardFor), so hasCapacity never fails' },
-    { source: 'supervisor.running', event: 'xstate.error.actor.*', branch: 0, reason: 'agents are root actors, not children of the shard, so XState never delivers xstate.error.actor.* to it; the runtime reports actor errors as AGENT.FAILED' },
-    { source: 'supervisor.running', event: 'SHUTDOWN', branch: 0, reason: 'Runtime.close() sends SHUTDOWN, detaches every agent, then DRAINED, but the supervisor driver does not model close() as a step yet' },
-    { source: 'supervisor.draining', event: 'AGENT.SPAWN', branch: 0, reason: 'draining is entered only by SHUTDOWN, which only Runtime.close() sends, and the driver does not model close() yet' },
-    { source: 'supervisor.draining', event: 'AGENT.ATTACHED', branch: 0, reason: 'draining is entered only by SHUTDOWN, which only Runtime.close() sends, and the driver does not model close() yet' },
-    { source: 'supervisor.draining', event: 'AGENT.DETACHED', branch: 0, reason: 'draining is entered only by SHUTDOWN, which only Runtime.close() sends, and the driver does not model close() yet' },
-    { source: 'supervisor.draining', event: 'AGENT.FAILED', branch: 0, reason: 'draining is entered only by SHUTDOWN, which only Runtime.close() sends, and the driver does not model close() yet' },
-    { source: 'supervisor.draining', event: 'xstate.error.actor.*', branch: 0, reason: 'draining is entered only by SHUTDOWN, which only Runtime.close() sends, and the driver does not model close() yet' },
-    { source: 'supervisor.draining', event: 'DRAINED', branch: 0, reason: 'draining is entered only by SHUTDOWN, which only Runtime.close() sends, and the driver does not model close() yet' },
   ],
 };
 

@@ -151,19 +151,20 @@ export const continuationModel: ModelSpec = {
 
 /** Agent `agent-1` fails in AGENT.FAILED paths; `agent-2` only comes and goes. */
 const supervisorEvents: SupervisorEvent[] = [
-  { type: 'AGENT.SPAWN', agentId: 'agent-1' },
   { type: 'AGENT.ATTACHED', agentId: 'agent-1' },
   { type: 'AGENT.ATTACHED', agentId: 'agent-2' },
   { type: 'AGENT.DETACHED', agentId: 'agent-1' },
   { type: 'AGENT.DETACHED', agentId: 'agent-2' },
   { type: 'AGENT.FAILED', agentId: 'agent-1', error: 'actor failed' },
-  { type: 'xstate.error.actor.agent-1', error: new Error('boom') },
   { type: 'SHUTDOWN' },
   { type: 'DRAINED' },
 ];
 
-/** The runtime's own shard input (runtime.ts shardFor). */
-export const SHARD_INPUT = { shardId: 0, capacity: Number.MAX_SAFE_INTEGER };
+/**
+ * The shard under test, the runtime's first (runtime.ts attachToShard), opened with the runtime's
+ * `shardCapacity`: one agent, so a second one is refused and goes to a shard of its own.
+ */
+export const SHARD_INPUT = { shardId: 0, capacity: 1 };
 
 function attachedAgents(snapshot: AnyMachineSnapshot): string[] {
   return Object.keys((snapshot.context as { agents: Record<string, true> }).agents).sort();
@@ -178,17 +179,23 @@ export const supervisorModel: ModelSpec = {
   // countOut read that set. (`failures` is read by no guard.)
   serializeState: (snapshot) => JSON.stringify({ value: snapshot.value, agents: attachedAgents(snapshot) }),
   allowList: ALLOW_LIST.supervisor,
-  // The runtime only detaches or fails an agent it attached.
-  environment: (snapshot, event: EventObject) =>
-    !['AGENT.DETACHED', 'AGENT.FAILED'].includes(event.type) || ('agentId' in event && attachedAgents(snapshot).includes(String(event.agentId))),
+  // The runtime only detaches or fails an agent it attached; Runtime.close() detaches every agent
+  // of the draining shard before it sends DRAINED.
+  environment: (snapshot, event: EventObject) => {
+    if (event.type === 'DRAINED') return attachedAgents(snapshot).length === 0;
+    return !['AGENT.DETACHED', 'AGENT.FAILED'].includes(event.type) || ('agentId' in event && attachedAgents(snapshot).includes(String(event.agentId)));
+  },
   // An agent that throws on every event fails as soon as its actor is restored: its AGENT.FAILED
   // comes right after its AGENT.ATTACHED, and it is the only one (it fails again if attached again).
+  // Its restore retries then keep coming on their own, so nothing is modelled after the failure.
+  // The shard itself opens with the first attach: a path starts with one.
   realizable: (events) => {
+    if (events.length > 0 && events[0]?.type !== 'AGENT.ATTACHED') return false;
     const failed = events.flatMap((e, i) => (e.type === 'AGENT.FAILED' ? [i] : []));
     if (failed.length === 0) return true;
     const [at] = failed;
     const attached = events.flatMap((e, i) => (e.type === 'AGENT.ATTACHED' && 'agentId' in e && e.agentId === 'agent-1' ? [i] : []));
-    return failed.length === 1 && at !== undefined && attached.length === 1 && attached[0] === at - 1;
+    return failed.length === 1 && at === events.length - 1 && attached.length === 1 && attached[0] === at - 1;
   },
   strategy: 'simple',
 };
