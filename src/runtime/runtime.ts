@@ -149,12 +149,28 @@ export interface RuntimeOptions {
    */
   effectTimeoutMs?: number;
   /**
+   * Fault injection, for tests and operators' chaos drills: makes a lifecycle side effect fail as
+   * a real failure would. Each hook is asked every time its effect runs, before the effect changes
+   * anything; a fault makes the effect log `side_effects_failed` and answer the machine with
+   * `*.FAILED` instead of `*.DONE`, so the TransitionRecord and `failure` carry the fault's reason
+   * (`recoverable` is read by `initialize` only: true goes to Recovering, false back to Created).
+   * @default none (no effect fails on purpose)
+   * @example { sleep: (agentId) => (agentId === 'agent-7' ? { reason: 'disk full' } : null) }
+   */
+  faults?: Partial<Record<'initialize' | 'sleep' | 'evolve' | 'recover', (agentId: string) => EffectFault | null>>;
+  /**
    * Receives every XState inspection event of the agent actors and their children, e.g. to record
    * them as JSONL for offline replay (`holon-xstate serve --inspect-log <file>`).
    * @default none (inspection costs ~40% of actor throughput)
    * @example (event) => log.write(JSON.stringify(event) + '\n')
    */
   inspect?: (event: InspectionEvent) => void;
+}
+
+/** An injected effect failure (RuntimeOptions.faults). */
+export interface EffectFault {
+  reason: string;
+  recoverable?: boolean;
 }
 
 type Shard = Actor<typeof supervisorMachine>;
@@ -194,7 +210,7 @@ export class Runtime implements RuntimeApi {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly runner: TurnRunner,
-    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'turnLeaseMs' | 'shardCapacity' | 'effectTimeoutMs'>> & { dataDir: string; inspect?: RuntimeOptions['inspect'] },
+    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'turnLeaseMs' | 'shardCapacity' | 'effectTimeoutMs'>> & { dataDir: string; inspect?: RuntimeOptions['inspect']; faults?: RuntimeOptions['faults'] },
     nodeId: string,
   ) {
     this.nodeId = nodeId;
@@ -240,6 +256,7 @@ export class Runtime implements RuntimeApi {
         shardCapacity: options.shardCapacity ?? 1_000,
         effectTimeoutMs: options.effectTimeoutMs ?? 10_000,
         ...(options.inspect ? { inspect: options.inspect } : {}),
+        ...(options.faults ? { faults: options.faults } : {}),
       },
       options.nodeId ?? `node-${process.pid}`,
     );
@@ -489,6 +506,11 @@ export class Runtime implements RuntimeApi {
     switch (effect.effect) {
       case 'initialize': {
         phase('transition_prepared');
+        const fault = this.injectedFault(tx, 'initialize');
+        if (fault) {
+          tx.send({ type: 'INITIALIZE.FAILED', reason: fault.reason, recoverable: fault.recoverable ?? false }, { reason: fault.reason, trigger: 'system' });
+          return;
+        }
         this.provisionDefaultTrigger(tx);
         this.takeSnapshotInto(tx, 'initial');
         phase('side_effects_applied');
@@ -498,6 +520,11 @@ export class Runtime implements RuntimeApi {
       }
       case 'sleep': {
         phase('transition_prepared');
+        const fault = this.injectedFault(tx, 'sleep');
+        if (fault) {
+          tx.send({ type: 'SLEEP.FAILED', reason: fault.reason }, { reason: fault.reason, trigger: 'system' });
+          return;
+        }
         // Back to sleep after a refused wake: the incompatible snapshot stays the recovery point
         // until it is migrated; a fresh one would hide the refusal.
         if (!tx.doc.refusal) this.takeSnapshotInto(tx, 'pre_sleep');
@@ -532,6 +559,11 @@ export class Runtime implements RuntimeApi {
           return;
         }
         phase('transition_prepared');
+        const fault = this.injectedFault(tx, 'recover');
+        if (fault) {
+          tx.send({ type: 'RECOVER.FAILED', reason: fault.reason }, { reason: fault.reason, trigger: 'recovery' });
+          return;
+        }
         // Recovery ends on a fresh, verified recovery point built from committed records only.
         const snapshot = this.takeSnapshotInto(tx, 'recovery');
         const verdict = verifySnapshot(snapshot, tx.cell.id, tx.doc.identity.identity_version);
@@ -545,6 +577,11 @@ export class Runtime implements RuntimeApi {
       }
       case 'evolve': {
         phase('transition_prepared');
+        const fault = this.injectedFault(tx, 'evolve');
+        if (fault) {
+          tx.send({ type: 'EVOLVE.FAILED', reason: fault.reason }, { reason: fault.reason, trigger: 'system' });
+          return;
+        }
         phase('side_effects_applied');
         tx.send({ type: 'EVOLVE.DONE', accepted: true }, { reason: 'candidate change evaluated', trigger: 'system' });
         return;
@@ -569,6 +606,13 @@ export class Runtime implements RuntimeApi {
         return;
       }
     }
+  }
+
+  /** The fault RuntimeOptions.faults injects into this run of `effect`, logged as a failed side effect. */
+  private injectedFault(tx: Tx, effect: keyof NonNullable<RuntimeOptions['faults']>): EffectFault | null {
+    const fault = this.options.faults?.[effect]?.(tx.cell.id) ?? null;
+    if (fault) tx.emit('transition_phase', { transition_id: tx.doc.pending_transition?.transition_id ?? null, phase: 'side_effects_failed', detail: fault.reason });
+    return fault;
   }
 
   private async withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
@@ -700,7 +744,8 @@ export class Runtime implements RuntimeApi {
       this.recordDecision(tx, { kind: 'sleep', reason: 'no_pending_scheduler_facts', model_reentry: false, liveness_only: true, boundary: 'lifecycle_sleep', evidence: [] });
       await this.drainEffects(tx);
       await tx.flush();
-      tx.cell.passivate();
+      // A failed sleep went through Recovering back to Active: that agent stays live.
+      if (tx.doc.state.phase === 'sleeping') tx.cell.passivate();
     }
     return false;
   }

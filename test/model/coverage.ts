@@ -12,16 +12,10 @@ import { transitionKey, type AllowListed, type TransitionKey } from './paths.js'
  */
 export const ALLOW_LIST: Readonly<Record<MachineName, readonly AllowListed[]>> = {
   agent: [
-    { source: 'agent.initializing', event: 'INITIALIZE.FAILED', branch: 0, reason: "the runtime's initialize effect has no failure outcome: it always answers INITIALIZE.DONE (a failed commit rolls back instead)" },
-    { source: 'agent.initializing', event: 'INITIALIZE.FAILED', branch: 1, reason: "the runtime's initialize effect has no failure outcome: it always answers INITIALIZE.DONE (a failed commit rolls back instead)" },
     { source: 'agent.active.awakeRunning', event: 'TURN.FINISHED', branch: 0, reason: 'runTurn and completeTurn drop a finish whose run is no longer current before it reaches the machine, so isStaleRun never sees one' },
     { source: 'agent.active.awaitingTask', event: 'IDLE', branch: 0, reason: "every task end goes through finishTaskRecord, which sends TASK.SETTLED with the same facts first; the scheduler's IDLE in awaiting_task never finds no active task" },
-    { source: 'agent.sleeping', event: 'SLEEP.FAILED', branch: 0, reason: "the runtime's sleep effect has no failure outcome (it only takes a pre-sleep snapshot in the same commit)" },
-    { source: 'agent.recovering', event: 'RECOVER.FAILED', branch: 0, reason: 'the recover effect verifies the snapshot it has just built from committed records, which cannot fail verification' },
-    { source: 'agent.evolving', event: 'EVOLVE.FAILED', branch: 0, reason: "the runtime's evolve effect always answers EVOLVE.DONE {accepted: true}" },
   ],
   task: [
-    { source: 'task.cancelling', event: 'TIMED_OUT', branch: 0, reason: "CommandProcess.stop() clears the timeout, so once a stop is requested the command ends with reason 'stopped' and the runtime sends EXITED, never TIMED_OUT" },
   ],
   continuation: [
     { source: 'continuation.wait.idle', event: 'TRIGGER', branch: 0, reason: 'the runtime sends TRIGGER and RESOLUTION.APPLIED together when it claims a message; this driver holds the agent awake_running with a prompt claim, which would fire them outside the path, so it does not model the claim yet (test/runtime/continuation-actor.test.ts covers the pair)' },

@@ -7,7 +7,7 @@ import type { ModelPath, ModelStep } from '../paths.js';
 import { runtimeApi, type AgentApi } from './agent-api.js';
 import { eventAt, INIT, type Driver } from './executor.js';
 import { isInjectedFault, type StateChange } from './gate-store.js';
-import { commandStarted, controlledCommand, eventually, Harness, releaseCommand, type HarnessOptions } from './harness.js';
+import { commandStarted, controlledCommand, eventually, Harness, releaseCommand, type FaultPlan, type HarnessOptions } from './harness.js';
 import { corruptLatestSnapshot, makeLatestSnapshotNewer } from './snapshot-files.js';
 
 /** Events the runtime produces itself once the preceding step happened (effect answers, the idle scheduler). */
@@ -21,7 +21,20 @@ const AUTOMATIC = new Set<AgentEvent['type']>([
   'TERMINATE.DONE',
   'TERMINATE.FAILED',
   'IDLE',
+  // Armed in the runtime's `faults` option by the chunk that holds them (see FAULTS).
+  'INITIALIZE.FAILED',
+  'SLEEP.FAILED',
+  'RECOVER.FAILED',
+  'EVOLVE.FAILED',
 ]);
+
+/** The effect each injected failure is armed on (RuntimeOptions.faults). */
+const FAULTS: Readonly<Partial<Record<AgentEvent['type'], keyof FaultPlan['hooks']>>> = {
+  'INITIALIZE.FAILED': 'initialize',
+  'SLEEP.FAILED': 'sleep',
+  'RECOVER.FAILED': 'recover',
+  'EVOLVE.FAILED': 'evolve',
+};
 
 /**
  * Runtime options of agent paths: a terminate effect times out after 1 s, while a command that
@@ -124,15 +137,24 @@ export class AgentDriver implements Driver<AgentContext> {
     if (chunk[0] !== INIT) await ctx.h.barrier(ctx.agentId);
     // Mid-path, the runtime must rest where the model does: any other change is refused.
     ctx.h.gate.expect(ctx.agentId, changes, last ? 'open' : 'hold');
-    await tolerateHold(ctx, () => this.act(ctx, path, chunk[0] as number));
+    for (const step of stepsOf(path, chunk)) {
+      const event = step.event as AgentEvent;
+      const effect = FAULTS[event.type];
+      if (effect && 'reason' in event) ctx.h.faults.arm(effect, { reason: String(event.reason), recoverable: 'recoverable' in event && event.recoverable });
+    }
+    const failsInit = stepsOf(path, chunk).some((s) => s.event.type === 'INITIALIZE.FAILED');
+    await tolerateHold(ctx, () => this.act(ctx, path, chunk[0] as number, failsInit));
   }
 
-  private async act(ctx: AgentContext, path: ModelPath, index: number): Promise<void> {
+  private async act(ctx: AgentContext, path: ModelPath, index: number, failsInit: boolean): Promise<void> {
     const { api, agentId, h } = ctx;
-    if (index === INIT) return api.createAgent(agentId, `create-${agentId}`);
+    if (index === INIT) return this.create(ctx, failsInit);
     const step = path.steps[index] as ModelStep;
     const event = step.event as AgentEvent;
     switch (event.type) {
+      case 'INITIALIZE':
+        // Back in Created after a failed initialization: the retried create initializes again.
+        return this.create(ctx, failsInit);
       case 'RECOVER':
         return api.transition(agentId, 'recovering', event.reason);
       case 'EVOLVE':
@@ -171,6 +193,15 @@ export class AgentDriver implements Driver<AgentContext> {
       }
       default:
         throw new Error(`no runtime mechanism for ${event.type} from ${JSON.stringify(step.before.value)} (allow-list it in coverage.ts)`);
+    }
+  }
+
+  /** A first create whose initialization fails provisions no capability, and says so. */
+  private async create(ctx: AgentContext, failsInit: boolean): Promise<void> {
+    try {
+      await ctx.api.createAgent(ctx.agentId, `create-${ctx.agentId}`);
+    } catch (error) {
+      if (!(failsInit && error instanceof DomainError && error.code === 'internal_error' && error.message.includes('did not provision a capability'))) throw error;
     }
   }
 
@@ -234,6 +265,14 @@ export class AgentDriver implements Driver<AgentContext> {
   /** Steps that keep the state value leave no TransitionRecord: their own trace instead. */
   private async evidence(ctx: AgentContext, step: ModelStep): Promise<void> {
     const event: EventObject = step.event;
+    if (FAULTS[event.type as AgentEvent['type']]) {
+      // The injected failure is logged like a real one: a failed side effect with its reason.
+      const reason = (event as { reason?: string }).reason;
+      const { events } = await ctx.h.runtime.eventsPage(ctx.agentId, { limit: 512, order: 'desc' });
+      if (!events.some((e) => e.type === 'transition_phase' && e.payload['phase'] === 'side_effects_failed' && e.payload['detail'] === reason)) {
+        throw new Error(`${event.type}: no failed side effect "${reason}" in the agent's events`);
+      }
+    }
     const spawned = ctx.spawned;
     if (event.type === 'TASK.SPAWN' && spawned) {
       // Running, not just queued: a later step may need its process (TERMINATE.FAILED does).

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { InspectionEvent } from 'xstate';
-import { Runtime, type RuntimeOptions } from '../../../src/runtime/runtime.js';
+import { Runtime, type EffectFault, type RuntimeOptions } from '../../../src/runtime/runtime.js';
 import { ControlledRunner } from './controlled-runner.js';
 import { GateStore } from './gate-store.js';
 
@@ -17,7 +17,37 @@ export interface StoredDocFile {
 /** Where data dirs go when set (isolated.ts points a child process at a dir it removes itself). */
 export const TMPDIR_VARIABLE = 'HOLON_MODEL_TMPDIR';
 
-export type HarnessOptions = Omit<RuntimeOptions, 'dataDir' | 'store' | 'runner' | 'inspect'>;
+export type HarnessOptions = Omit<RuntimeOptions, 'dataDir' | 'store' | 'runner' | 'inspect' | 'faults'>;
+
+type FaultableEffect = keyof NonNullable<RuntimeOptions['faults']>;
+
+/**
+ * The runtime's `faults` option, armed by the path: each armed fault makes the next run of its
+ * effect fail, once; an effect with none armed runs as usual.
+ */
+export class FaultPlan {
+  private readonly armed = new Map<FaultableEffect, EffectFault[]>();
+
+  readonly hooks: NonNullable<RuntimeOptions['faults']> = {
+    initialize: () => this.take('initialize'),
+    sleep: () => this.take('sleep'),
+    evolve: () => this.take('evolve'),
+    recover: () => this.take('recover'),
+  };
+
+  arm(effect: FaultableEffect, fault: EffectFault): void {
+    this.armed.set(effect, [...(this.armed.get(effect) ?? []), fault]);
+  }
+
+  /** Faults armed and not used yet. */
+  pending(): number {
+    return [...this.armed.values()].reduce((n, faults) => n + faults.length, 0);
+  }
+
+  private take(effect: FaultableEffect): EffectFault | null {
+    return this.armed.get(effect)?.shift() ?? null;
+  }
+}
 
 /**
  * The distinct state values each actor went through, from the runtime's `inspect` option, keyed
@@ -46,7 +76,7 @@ export class ActorLog {
 
 /**
  * A real runtime on a fresh temp data dir: lowdb behind the {@link GateStore}, turns through the
- * {@link ControlledRunner}. `reopen` restarts it on the same directory, optionally after editing an
+ * {@link ControlledRunner}, effect failures from the {@link FaultPlan}. `reopen` restarts it on the same directory, optionally after editing an
  * agent's document on disk (how a corrupted or old snapshot gets there).
  */
 export class Harness {
@@ -55,6 +85,7 @@ export class Harness {
     readonly gate: GateStore,
     readonly runner: ControlledRunner,
     readonly actors: ActorLog,
+    readonly faults: FaultPlan,
     public runtime: Runtime,
     private readonly options: HarnessOptions,
   ) {}
@@ -64,8 +95,9 @@ export class Harness {
     const gate = new GateStore(dataDir);
     const runner = new ControlledRunner();
     const actors = new ActorLog();
-    const runtime = await Runtime.open({ ...options, store: gate, runner, inspect: actors.observe });
-    return new Harness(dataDir, gate, runner, actors, runtime, options);
+    const faults = new FaultPlan();
+    const runtime = await Runtime.open({ ...options, store: gate, runner, inspect: actors.observe, faults: faults.hooks });
+    return new Harness(dataDir, gate, runner, actors, faults, runtime, options);
   }
 
   async reopen(edit?: { agentId: string; change: (file: StoredDocFile) => void }): Promise<void> {
@@ -77,7 +109,7 @@ export class Harness {
       edit.change(file);
       await writeFile(path, JSON.stringify(file));
     }
-    this.runtime = await Runtime.open({ ...this.options, store: this.gate, runner: this.runner, inspect: this.actors.observe });
+    this.runtime = await Runtime.open({ ...this.options, store: this.gate, runner: this.runner, inspect: this.actors.observe, faults: this.faults.hooks });
   }
 
   /**
