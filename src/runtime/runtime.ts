@@ -736,10 +736,7 @@ export class Runtime implements RuntimeApi {
       }
     }
     const facts = factsOf(doc);
-    if (doc.state.status === 'awaiting_task') {
-      tx.send({ type: 'IDLE', facts }, { reason: 'tasks settled', trigger: 'system' });
-      return doc.state.status !== 'awaiting_task';
-    }
+    // Awaiting a task, the machine takes no IDLE: the task's TASK.SETTLED moves it on.
     if (tx.send({ type: 'IDLE', facts }, { reason: 'no queued input, no runnable work', trigger: 'system' })) {
       this.recordDecision(tx, { kind: 'sleep', reason: 'no_pending_scheduler_facts', model_reentry: false, liveness_only: true, boundary: 'lifecycle_sleep', evidence: [] });
       await this.drainEffects(tx);
@@ -825,9 +822,13 @@ export class Runtime implements RuntimeApi {
       result = { actions: [{ type: 'fail', reason: error instanceof Error ? error.message : String(error) }] };
     }
     this.runs.delete(offer.run_id);
-    if (controller.signal.aborted) return;
     await this.mutate(agentId, async (tx) => {
-      if (tx.doc.state.current_run_id !== offer.run_id) return;
+      if (tx.doc.state.current_run_id !== offer.run_id) {
+        // A run that already ended (aborted, stopped) and finishes late applies nothing; a live
+        // actor still hears of it, and its isStaleRun guard keeps a newer run going.
+        if (tx.cell.actor) tx.send({ type: 'TURN.FINISHED', runId: offer.run_id, facts: factsOf(tx.doc) }, { reason: 'stale turn finish', trigger: 'agent' });
+        return;
+      }
       this.finishTurn(tx, offer.run_id, result);
     }).catch(() => undefined);
   }

@@ -12,8 +12,6 @@ import { transitionKey, type AllowListed, type TransitionKey } from './paths.js'
  */
 export const ALLOW_LIST: Readonly<Record<MachineName, readonly AllowListed[]>> = {
   agent: [
-    { source: 'agent.active.awakeRunning', event: 'TURN.FINISHED', branch: 0, reason: 'runTurn and completeTurn drop a finish whose run is no longer current before it reaches the machine, so isStaleRun never sees one' },
-    { source: 'agent.active.awaitingTask', event: 'IDLE', branch: 0, reason: "every task end goes through finishTaskRecord, which sends TASK.SETTLED with the same facts first; the scheduler's IDLE in awaiting_task never finds no active task" },
   ],
   task: [
   ],

@@ -72,11 +72,28 @@ export const agentModel: ModelSpec = {
   // `run-1` here; every other guard reads only the event. So the state value is enough.
   serializeState: valueOnly,
   allowList: ALLOW_LIST.agent,
+  // A stale finish (`run-0`) is the late finish of an aborted run: only after a TURN.ABORT.
+  realizable: (events) => {
+    const stale = events.findIndex((e) => e.type === 'TURN.FINISHED' && 'runId' in e && e.runId !== 'run-1');
+    return stale < 0 || events.slice(0, stale).some((e) => e.type === 'TURN.ABORT');
+  },
   strategy: 'shortest',
   directed: [
     {
       why: 'task.finished needs a task of this agent to finish, so the path spawns one first',
       events: [agentEvent('INITIALIZE'), agentEvent('INITIALIZE.DONE'), agentEvent('TASK.SPAWN'), agentEvent('task.finished')],
+    },
+    {
+      why: 'a stale TURN.FINISHED is a run that ended (TURN.ABORT) finishing late while a newer run is current',
+      events: [
+        agentEvent('INITIALIZE'),
+        agentEvent('INITIALIZE.DONE'),
+        agentEvent('TURN.START'),
+        agentEvent('TURN.ABORT'),
+        agentEvent('START'),
+        agentEvent('TURN.START'),
+        agentEvent('TURN.FINISHED', (e) => e.runId !== 'run-1'),
+      ],
     },
     {
       why: 'TERMINATE.FAILED needs a task that outlives the terminate timeout, so the agent must be active (not created) and spawn one before TERMINATE',

@@ -143,13 +143,14 @@ export class PathBuilder {
     this.everyState = this.model.getShortestPaths({ allowDuplicatePaths: true }).map((p) => this.toModelPath(p as TestPath<AnyMachineSnapshot, EventObject>, 'shortest'));
   }
 
-  /** The machine takes it, it is not allow-listed, and the runtime's environment can produce it. */
+  /**
+   * The machine takes it, it is not allow-listed, and the runtime's environment can produce it.
+   * (Not `snapshot.can`: that refuses a transition with neither target nor actions, like the
+   * isStaleRun branch, which is a transition of the definition all the same.)
+   */
   enabled(snapshot: AnyMachineSnapshot, event: EventObject): boolean {
-    return (
-      snapshot.can(event) &&
-      !firedTransitions(this.spec.machine, snapshot, event, this.keys).some((key) => this.allowed.has(key)) &&
-      (this.spec.environment?.(snapshot, event) ?? true)
-    );
+    const fired = firedTransitions(this.spec.machine, snapshot, event, this.keys);
+    return fired.length > 0 && !fired.some((key) => this.allowed.has(key)) && (this.spec.environment?.(snapshot, event) ?? true);
   }
 
   /**

@@ -3,7 +3,7 @@ import type { EventObject } from 'xstate';
 import type { AgentEvent } from '../../../machines/index.js';
 import { DomainError, type TurnResult } from '../../../src/domain/index.js';
 import { statePath } from '../../../src/runtime/agent-cell.js';
-import type { ModelPath, ModelStep } from '../paths.js';
+import { transitionKey, type ModelPath, type ModelStep } from '../paths.js';
 import { runtimeApi, type AgentApi } from './agent-api.js';
 import { eventAt, INIT, type Driver } from './executor.js';
 import { isInjectedFault, type StateChange } from './gate-store.js';
@@ -54,7 +54,12 @@ export interface AgentContext {
   turnTasks: string[];
   /** A WAKE.REFUSED left the agent asleep on an incompatible snapshot. */
   refused: boolean;
+  /** The aborted run a stale TURN.FINISHED step finished late. */
+  staleRun: string | null;
 }
+
+/** The isStaleRun branch: a finish for a run that is no longer current. */
+const STALE_FINISH = transitionKey({ source: 'agent.active.awakeRunning', event: 'TURN.FINISHED', branch: 0 });
 
 let agentCount = 0;
 
@@ -117,11 +122,12 @@ export class AgentDriver implements Driver<AgentContext> {
     return AUTOMATIC.has(type as AgentEvent['type']);
   }
 
-  async setup(): Promise<AgentContext> {
+  async setup(path: ModelPath): Promise<AgentContext> {
     const h = await Harness.open(AGENT_RUNTIME_OPTIONS);
+    h.runner.holdAborted = path.steps.some((step) => step.fired.includes(STALE_FINISH));
     const { api, close } = await this.transport(h);
     agentCount += 1;
-    const ctx: AgentContext = { h, api, agentId: `model-agent-${process.pid}-${agentCount}`, seq: 0, spawned: null, turnTasks: [], refused: false };
+    const ctx: AgentContext = { h, api, agentId: `model-agent-${process.pid}-${agentCount}`, seq: 0, spawned: null, turnTasks: [], refused: false, staleRun: null };
     this.closers.set(ctx, close);
     return ctx;
   }
@@ -172,7 +178,7 @@ export class AgentDriver implements Driver<AgentContext> {
         // `awaitingTask` → TURN.START needs new input too: an operator prompt is the first in line.
         return api.prompt(agentId, 'next step');
       case 'TURN.FINISHED':
-        return this.finishTurn(ctx, event);
+        return step.fired.includes(STALE_FINISH) ? this.finishStaleRun(ctx) : this.finishTurn(ctx, event);
       case 'TURN.ABORT':
         return api.abortRun(agentId);
       case 'TASK.SPAWN': {
@@ -228,6 +234,15 @@ export class AgentDriver implements Driver<AgentContext> {
     );
   }
 
+  /** A run aborted earlier (its runner held it) finishes now, while a newer run is current. */
+  private async finishStaleRun(ctx: AgentContext): Promise<void> {
+    const current = await currentRun(ctx);
+    const stale = ctx.h.runner.parkedRuns().find((runId) => runId !== current);
+    if (!stale) throw new Error('a stale TURN.FINISHED needs an aborted run still waiting in the runner (a TURN.ABORT step first)');
+    ctx.staleRun = stale;
+    ctx.h.runner.finish(stale, { actions: [], text: 'late' });
+  }
+
   /** Ends the waiting turn; an active task in the model's facts is one the turn starts. */
   private async finishTurn(ctx: AgentContext, event: Extract<AgentEvent, { type: 'TURN.FINISHED' }>): Promise<void> {
     const runId = await currentRun(ctx);
@@ -265,6 +280,12 @@ export class AgentDriver implements Driver<AgentContext> {
   /** Steps that keep the state value leave no TransitionRecord: their own trace instead. */
   private async evidence(ctx: AgentContext, step: ModelStep): Promise<void> {
     const event: EventObject = step.event;
+    if (step.fired.includes(STALE_FINISH) && ctx.staleRun) {
+      // The machine itself heard the late finish, and the current run goes on.
+      const staleRun = ctx.staleRun;
+      await eventually(() => ctx.h.actors.eventsOf(ctx.agentId).some((e) => e.type === 'TURN.FINISHED' && (e as { runId?: string }).runId === staleRun), `the agent actor to receive the stale finish of ${staleRun}`);
+      await currentRun(ctx);
+    }
     if (FAULTS[event.type as AgentEvent['type']]) {
       // The injected failure is logged like a real one: a failed side effect with its reason.
       const reason = (event as { reason?: string }).reason;

@@ -2,7 +2,7 @@ import { access, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import type { InspectionEvent } from 'xstate';
+import type { EventObject, InspectionEvent } from 'xstate';
 import { Runtime, type EffectFault, type RuntimeOptions } from '../../../src/runtime/runtime.js';
 import { ControlledRunner } from './controlled-runner.js';
 import { GateStore } from './gate-store.js';
@@ -50,18 +50,21 @@ export class FaultPlan {
 }
 
 /**
- * The distinct state values each actor went through, from the runtime's `inspect` option, keyed
- * by actor id (an agent's id, `continuation`, a task id). A restored actor repeats its value, which
- * is not a change. Values of operations that were rolled back are in here too.
+ * The distinct state values each actor went through, and the events it received, from the
+ * runtime's `inspect` option, keyed by actor id (an agent's id, `continuation`, a task id). A
+ * restored actor repeats its value, which is not a change. Values of operations that were rolled
+ * back are in here too.
  */
 export class ActorLog {
   private readonly values = new Map<string, unknown[]>();
+  private readonly received = new Map<string, EventObject[]>();
 
   readonly observe = (event: InspectionEvent): void => {
-    if (event.type !== '@xstate.snapshot') return;
     // The ref is typed without its id (ActorRefLike); every actor the runtime inspects has one.
     const id = (event.actorRef as { id?: string }).id;
     if (id === undefined) return;
+    if (event.type === '@xstate.event') this.received.set(id, [...(this.received.get(id) ?? []), event.event]);
+    if (event.type !== '@xstate.snapshot') return;
     const value = (event.snapshot as { value?: unknown }).value;
     if (value === undefined) return;
     const seen = this.values.get(id) ?? [];
@@ -71,6 +74,11 @@ export class ActorLog {
 
   of(actorId: string): unknown[] {
     return [...(this.values.get(actorId) ?? [])];
+  }
+
+  /** Every event the actor received, in order (also those of operations rolled back). */
+  eventsOf(actorId: string): EventObject[] {
+    return [...(this.received.get(actorId) ?? [])];
   }
 }
 
