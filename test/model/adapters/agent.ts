@@ -270,6 +270,7 @@ export class AgentDriver implements Driver<AgentContext> {
       throw new Error(`the runtime committed ${JSON.stringify(seen)}, the model takes ${JSON.stringify(changes)}`);
     }
     ctx.seq = recorded[changes.length - 1]?.event_seq ?? ctx.seq;
+    if (ctx.h.faults.pending() > 0) throw new Error('an armed effect failure was never injected: the runtime did not run that effect');
     for (const step of steps) await this.evidence(ctx, step);
     if (!last) {
       const expected = steps.at(-1)?.after.value ?? path.initial.value;

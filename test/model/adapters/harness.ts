@@ -63,7 +63,11 @@ export class ActorLog {
     // The ref is typed without its id (ActorRefLike); every actor the runtime inspects has one.
     const id = (event.actorRef as { id?: string }).id;
     if (id === undefined) return;
-    if (event.type === '@xstate.event') this.received.set(id, [...(this.received.get(id) ?? []), event.event]);
+    if (event.type === '@xstate.event') {
+      const received = this.received.get(id) ?? [];
+      received.push(event.event);
+      this.received.set(id, received);
+    }
     if (event.type !== '@xstate.snapshot') return;
     const value = (event.snapshot as { value?: unknown }).value;
     if (value === undefined) return;
@@ -84,8 +88,9 @@ export class ActorLog {
 
 /**
  * A real runtime on a fresh temp data dir: lowdb behind the {@link GateStore}, turns through the
- * {@link ControlledRunner}, effect failures from the {@link FaultPlan}. `reopen` restarts it on the same directory, optionally after editing an
- * agent's document on disk (how a corrupted or old snapshot gets there).
+ * {@link ControlledRunner}, effect failures from the {@link FaultPlan}. `reopen` restarts it on the
+ * same directory, optionally after editing an agent's document on disk (how a corrupted or old
+ * snapshot gets there).
  */
 export class Harness {
   private constructor(

@@ -2,11 +2,11 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Actor } from 'xstate';
 import type { supervisorMachine, SupervisorContext, SupervisorEvent } from '../../../machines/index.js';
 import type { Runtime } from '../../../src/runtime/runtime.js';
+import { SHARD_INPUT } from '../models.js';
 import { transitionKey, type ModelPath, type ModelStep } from '../paths.js';
 import { eventAt, INIT, type Driver } from './executor.js';
 import { eventually, Harness } from './harness.js';
 import { dropMachineContext } from './snapshot-files.js';
-import { SHARD_INPUT } from '../models.js';
 
 type Shard = Actor<typeof supervisorMachine>;
 
