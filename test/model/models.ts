@@ -173,7 +173,8 @@ const prompt = continuationEvent((e) => e.type === 'TRIGGER' && e.trigger.kind =
 const applied = continuationEvent((e) => e.type === 'RESOLUTION.APPLIED');
 const consumed = continuationEvent((e) => e.type === 'TICK.CONSUMED');
 
-type Posture = 'awake_idle' | 'awake_running' | 'stopped';
+/** Where the continuation driver holds its agent between steps. */
+export type Posture = Extract<AgentStatus, 'awake_idle' | 'awake_running' | 'stopped'>;
 
 /**
  * What the continuation driver (adapters/continuation.ts) can produce, replayed on the agent it

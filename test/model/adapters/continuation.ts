@@ -2,14 +2,13 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ContinuationEvent } from '../../../machines/index.js';
 import { wakeHintDisposition } from '../../../machines/contracts/index.js';
 import type { AgentStatus } from '../../../src/domain/index.js';
+import type { Posture } from '../models.js';
 import type { ModelPath, ModelStep } from '../paths.js';
 import { eventAt, INIT, type Driver } from './executor.js';
 import { isInjectedFault, type StateChange } from './gate-store.js';
 import { eventually, Harness } from './harness.js';
 
-/** Where the agent stands while the path drives its continuation actor. */
-type Posture = 'awake_idle' | 'awake_running' | 'stopped';
-
+/** The agent's state path in each posture, as the gate sees its changes. */
 const STATE_OF: Readonly<Record<Posture, string>> = {
   awake_idle: 'active.awakeIdle',
   awake_running: 'active.awakeRunning',
@@ -77,13 +76,11 @@ export class ContinuationDriver implements Driver<ContinuationContext> {
     }, 'the turn to wait in the runner');
   }
 
-  /** Ends the waiting turn; with `claimNext` the scheduler may claim the next message (a tick). */
-  private async finishTurn(ctx: ContinuationContext, claimNext: boolean): Promise<void> {
+  /** Ends the waiting turn (the scheduler's claim of a queued tick, if any, stays held). */
+  private async finishTurn(ctx: ContinuationContext): Promise<void> {
     const runId = await this.currentRun(ctx);
-    const changes = [{ from: STATE_OF.awake_running, to: STATE_OF.awake_idle }];
-    if (claimNext) changes.push({ from: STATE_OF.awake_idle, to: STATE_OF.awake_running });
-    await this.move(ctx, changes, async () => ctx.h.runner.finish(runId, { actions: [], text: 'done' }));
-    ctx.posture = claimNext ? 'awake_running' : 'awake_idle';
+    await this.move(ctx, [{ from: STATE_OF.awake_running, to: STATE_OF.awake_idle }], async () => ctx.h.runner.finish(runId, { actions: [], text: 'done' }));
+    ctx.posture = 'awake_idle';
   }
 
   /** Idle or stopped: a running agent's turn ends, a stopped agent starts again, and the reverse. */
@@ -95,7 +92,7 @@ export class ContinuationDriver implements Driver<ContinuationContext> {
     } else if (ctx.posture === 'stopped') {
       await this.move(ctx, [{ from: STATE_OF.stopped, to: STATE_OF.awake_idle }], () => h.runtime.control(agentId, { action: 'start' }));
     } else {
-      await this.finishTurn(ctx, false);
+      await this.finishTurn(ctx);
     }
     ctx.posture = target;
   }
@@ -108,15 +105,13 @@ export class ContinuationDriver implements Driver<ContinuationContext> {
     ctx.posture = 'awake_running';
   }
 
-  /** TRIGGER of the queued wake-hint tick: the scheduler claims it as soon as the agent is idle and not held. */
+  /**
+   * TRIGGER of the queued wake-hint tick, which the gate held while the agent rested idle: the
+   * scheduler claims it at its next look (the snapshot's operation kicks it).
+   */
   private async claimTick(ctx: ContinuationContext): Promise<void> {
-    const { h, agentId } = ctx;
-    if (ctx.posture === 'awake_running') return this.finishTurn(ctx, true);
-    if (ctx.posture === 'stopped') {
-      await this.move(ctx, [{ from: STATE_OF.stopped, to: STATE_OF.awake_idle }, { from: STATE_OF.awake_idle, to: STATE_OF.awake_running }], () => h.runtime.control(agentId, { action: 'start' }));
-    } else {
-      await this.move(ctx, [{ from: STATE_OF.awake_idle, to: STATE_OF.awake_running }], () => h.runtime.takeSnapshot(agentId));
-    }
+    if (ctx.posture !== 'awake_idle') throw new Error('a tick is claimed by an idle agent');
+    await this.move(ctx, [{ from: STATE_OF.awake_idle, to: STATE_OF.awake_running }], () => ctx.h.runtime.takeSnapshot(ctx.agentId));
     ctx.posture = 'awake_running';
   }
 
@@ -142,7 +137,7 @@ export class ContinuationDriver implements Driver<ContinuationContext> {
       case 'HINT.FLUSH':
         // The turn ends; the scheduler replays the stored hint as a tick (its claim stays held).
         if (ctx.posture !== 'awake_running') throw new Error('HINT.FLUSH needs a turn that ends');
-        return this.finishTurn(ctx, false);
+        return this.finishTurn(ctx);
       case 'WAKE_HINT': {
         if (event.status === 'awake_running') {
           if (ctx.posture !== 'awake_running') throw new Error("a hint for a running agent needs a prompt's claim (TRIGGER) first");
