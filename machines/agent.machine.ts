@@ -199,7 +199,7 @@ export const agentMachine = setup({
           ...meta('active', 'awake_running'),
           on: {
             'TURN.FINISHED': [
-              // A finish for another run id is stale: ignored.
+              // A finish for another run id is stale (a run that ended, finishing late): ignored.
               { guard: 'isStaleRun' },
               { guard: 'hasActiveTasks', target: 'awaitingTask', actions: 'clearRun' },
               { target: 'awakeIdle', actions: 'clearRun' },
@@ -213,8 +213,8 @@ export const agentMachine = setup({
           ...meta('active', 'awaiting_task'),
           on: {
             'TURN.START': { guard: 'hasQueuedInput', target: 'awakeRunning', actions: 'assignRun' },
+            // Every task end sends TASK.SETTLED with the facts it leaves: the only way back to idle.
             'TASK.SETTLED': { guard: 'noActiveTasks', target: 'awakeIdle' },
-            IDLE: { guard: 'noActiveTasks', target: 'awakeIdle' },
             RECOVER: recoverFrom('awaiting_task'),
           },
         },

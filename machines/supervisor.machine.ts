@@ -1,15 +1,15 @@
 import { assign, enqueueActions, setup } from 'xstate';
-import { agentMachine } from './agent.machine.js';
 
 /**
- * The root of the actor system, sharded: each supervisor owns at most `capacity` agents, because
- * spawning under one parent is quadratic in its child count (xstate-notes §1.6).
+ * The root of the actor system, sharded: each supervisor holds at most `capacity` agents, because
+ * one parent for every agent is quadratic in its child count (xstate-notes §1.6).
  *
- * New agents are spawned here by their registered key (`agent`, systemId `agent:<id>`). An agent
- * rehydrated from a persisted snapshot is created by the runtime with this supervisor as its
- * parent (XState cannot spawn a child from a snapshot) and announced with `AGENT.ATTACHED`.
- * A child's error arrives as `xstate.error.actor.<id>`; the supervisor stops the dead child and
- * asks the runtime to restore it into Recovering (`agent.failed`).
+ * Agents are root actors (XState cannot spawn a child from a persisted snapshot, and a child
+ * cannot be passivated on its own): the runtime announces each live agent actor with
+ * `AGENT.ATTACHED`, and hasCapacity decides whether this shard takes it (the runtime opens another
+ * shard when none does). A passivated actor is `AGENT.DETACHED`; one that threw is `AGENT.FAILED`,
+ * which the shard reports (`agent.failed`) so the runtime restores it into Recovering.
+ * `Runtime.close()` drains every shard in one go: SHUTDOWN, a DETACHED per live agent, DRAINED.
  */
 export interface SupervisorInput {
   shardId: number;
@@ -24,29 +24,15 @@ export interface SupervisorContext extends SupervisorInput {
 }
 
 export type SupervisorEvent =
-  | { type: 'AGENT.SPAWN'; agentId: string }
   | { type: 'AGENT.ATTACHED'; agentId: string }
   | { type: 'AGENT.DETACHED'; agentId: string }
   | { type: 'AGENT.FAILED'; agentId: string; error: string }
-  /** XState's own report of a child that threw: the id follows the prefix. */
-  | { type: `xstate.error.actor.${string}`; error: unknown }
   | { type: 'SHUTDOWN' }
   | { type: 'DRAINED' };
 
 export type SupervisorEmitted =
   | { type: 'agent.failed'; agentId: string; error: string }
-  | { type: 'agent.refused'; agentId: string; reason: 'shard_full' | 'shutting_down' };
-
-const ERROR_PREFIX = 'xstate.error.actor.';
-
-function failedAgentId(event: SupervisorEvent): string | null {
-  if (event.type === 'AGENT.FAILED') return event.agentId;
-  return event.type.startsWith(ERROR_PREFIX) ? event.type.slice(ERROR_PREFIX.length) : null;
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+  | { type: 'agent.refused'; agentId: string; reason: 'shard_full' };
 
 export const supervisorMachine = setup({
   types: {
@@ -55,18 +41,12 @@ export const supervisorMachine = setup({
     events: {} as SupervisorEvent,
     emitted: {} as SupervisorEmitted,
   },
-  actors: { agent: agentMachine },
   guards: {
-    // An agent the shard already holds keeps its place: a repeated spawn or attach is not a new one.
+    // An agent the shard already holds keeps its place: a repeated attach is not a new one.
     hasCapacity: ({ context, event }) => context.live < context.capacity || ('agentId' in event && context.agents[event.agentId] === true),
     hasLiveAgents: ({ context }) => context.live > 0,
   },
   actions: {
-    spawnAgent: enqueueActions(({ context, event, enqueue }) => {
-      // A second child under the same systemId would put the whole shard in error.
-      if (event.type !== 'AGENT.SPAWN' || context.agents[event.agentId]) return;
-      enqueue.spawnChild('agent', { id: event.agentId, systemId: `agent:${event.agentId}`, input: { agentId: event.agentId } });
-    }),
     countIn: assign(({ context, event }) => {
       const agentId = 'agentId' in event ? event.agentId : null;
       if (!agentId || context.agents[agentId]) return {};
@@ -74,26 +54,18 @@ export const supervisorMachine = setup({
       return { agents, live: Object.keys(agents).length };
     }),
     countOut: assign(({ context, event }) => {
-      const agentId = failedAgentId(event) ?? ('agentId' in event ? event.agentId : null);
+      const agentId = 'agentId' in event ? event.agentId : null;
       if (!agentId || !context.agents[agentId]) return {};
       const { [agentId]: _gone, ...agents } = context.agents;
       return { agents, live: Object.keys(agents).length };
     }),
-    stopAgent: enqueueActions(({ event, enqueue }) => {
-      const agentId = failedAgentId(event) ?? ('agentId' in event ? event.agentId : null);
-      if (agentId) enqueue.stopChild(agentId);
-    }),
     reportFailure: enqueueActions(({ context, event, enqueue }) => {
-      const agentId = failedAgentId(event);
-      if (!agentId) return;
+      if (event.type !== 'AGENT.FAILED') return;
       enqueue.assign({ failures: context.failures + 1 });
-      const error = 'error' in event ? errorText(event.error) : 'unknown error';
-      enqueue.emit({ type: 'agent.failed', agentId, error });
+      enqueue.emit({ type: 'agent.failed', agentId: event.agentId, error: event.error });
     }),
-    refuse: enqueueActions(({ event, enqueue }, params: { reason: 'shard_full' | 'shutting_down' }) => {
-      if (event.type === 'AGENT.SPAWN' || event.type === 'AGENT.ATTACHED') {
-        enqueue.emit({ type: 'agent.refused', agentId: event.agentId, reason: params.reason });
-      }
+    refuse: enqueueActions(({ event, enqueue }) => {
+      if (event.type === 'AGENT.ATTACHED') enqueue.emit({ type: 'agent.refused', agentId: event.agentId, reason: 'shard_full' });
     }),
   },
 }).createMachine({
@@ -103,29 +75,16 @@ export const supervisorMachine = setup({
   states: {
     running: {
       on: {
-        'AGENT.SPAWN': [
-          { guard: 'hasCapacity', actions: ['spawnAgent', 'countIn'] },
-          { actions: { type: 'refuse', params: { reason: 'shard_full' } } },
-        ],
-        'AGENT.ATTACHED': [
-          { guard: 'hasCapacity', actions: 'countIn' },
-          { actions: { type: 'refuse', params: { reason: 'shard_full' } } },
-        ],
-        'AGENT.DETACHED': { actions: ['stopAgent', 'countOut'] },
-        'AGENT.FAILED': { actions: ['stopAgent', 'countOut', 'reportFailure'] },
-        'xstate.error.actor.*': { actions: ['stopAgent', 'countOut', 'reportFailure'] },
+        'AGENT.ATTACHED': [{ guard: 'hasCapacity', actions: 'countIn' }, { actions: 'refuse' }],
+        'AGENT.DETACHED': { actions: 'countOut' },
+        'AGENT.FAILED': { actions: ['countOut', 'reportFailure'] },
         SHUTDOWN: 'draining',
       },
     },
+    // Entered and left within one synchronous Runtime.close(): nothing can attach or fail meanwhile.
     draining: {
       on: {
-        'AGENT.SPAWN': { actions: { type: 'refuse', params: { reason: 'shutting_down' } } },
-        'AGENT.ATTACHED': { actions: { type: 'refuse', params: { reason: 'shutting_down' } } },
-        'AGENT.DETACHED': [
-          { guard: 'hasLiveAgents', actions: ['stopAgent', 'countOut'] },
-        ],
-        'AGENT.FAILED': { actions: ['stopAgent', 'countOut', 'reportFailure'] },
-        'xstate.error.actor.*': { actions: ['stopAgent', 'countOut', 'reportFailure'] },
+        'AGENT.DETACHED': { guard: 'hasLiveAgents', actions: 'countOut' },
         DRAINED: 'stopped',
       },
     },

@@ -121,9 +121,9 @@ export const taskMachine = setup({
     cancelling: {
       meta: { status: 'cancelling' },
       on: {
-        // Whatever way the process ends once a stop was requested, the stop wins.
+        // Whatever way the process ends once a stop was requested, the stop wins: a stopped
+        // command reports `stopped`, never `timeout` (a stop also clears its timeout), so it EXITED.
         EXITED: { target: 'cancelled', actions: 'recordExit' },
-        TIMED_OUT: 'cancelled',
         STOP: { actions: { type: 'requestStop', params: { force: true } } },
         INTERRUPT: { target: 'interrupted', actions: 'recordReason' },
       },

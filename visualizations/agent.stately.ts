@@ -97,7 +97,6 @@ export const machine = createMachine(
                 actions: ['assignRun'],
               },
               'TASK.SETTLED': { target: 'awakeIdle', guard: 'noActiveTasks' },
-              IDLE: { target: 'awakeIdle', guard: 'noActiveTasks' },
               RECOVER: {
                 target: '#agent.recovering',
                 actions: [{ type: 'enterRecovery', params: { status: 'awaiting_task' } }],

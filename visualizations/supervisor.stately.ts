@@ -10,27 +10,18 @@ export const machine = createMachine(
     states: {
       running: {
         on: {
-          'AGENT.SPAWN': [
-            { guard: 'hasCapacity', actions: ['spawnAgent', 'countIn'] },
-            { actions: [{ type: 'refuse', params: { reason: 'shard_full' } }] },
-          ],
           'AGENT.ATTACHED': [
             { guard: 'hasCapacity', actions: ['countIn'] },
-            { actions: [{ type: 'refuse', params: { reason: 'shard_full' } }] },
+            { actions: ['refuse'] },
           ],
-          'AGENT.DETACHED': { actions: ['stopAgent', 'countOut'] },
-          'AGENT.FAILED': { actions: ['stopAgent', 'countOut', 'reportFailure'] },
-          'xstate.error.actor.*': { actions: ['stopAgent', 'countOut', 'reportFailure'] },
+          'AGENT.DETACHED': { actions: ['countOut'] },
+          'AGENT.FAILED': { actions: ['countOut', 'reportFailure'] },
           SHUTDOWN: { target: 'draining' },
         },
       },
       draining: {
         on: {
-          'AGENT.SPAWN': { actions: [{ type: 'refuse', params: { reason: 'shutting_down' } }] },
-          'AGENT.ATTACHED': { actions: [{ type: 'refuse', params: { reason: 'shutting_down' } }] },
-          'AGENT.DETACHED': { guard: 'hasLiveAgents', actions: ['stopAgent', 'countOut'] },
-          'AGENT.FAILED': { actions: ['stopAgent', 'countOut', 'reportFailure'] },
-          'xstate.error.actor.*': { actions: ['stopAgent', 'countOut', 'reportFailure'] },
+          'AGENT.DETACHED': { guard: 'hasLiveAgents', actions: ['countOut'] },
           DRAINED: { target: 'stopped' },
         },
       },
@@ -39,13 +30,6 @@ export const machine = createMachine(
   },
   {
     guards: { hasCapacity: () => true, hasLiveAgents: () => true },
-    actions: {
-      countIn: () => {},
-      countOut: () => {},
-      refuse: () => {},
-      reportFailure: () => {},
-      spawnAgent: () => {},
-      stopAgent: () => {},
-    },
+    actions: { countIn: () => {}, countOut: () => {}, refuse: () => {}, reportFailure: () => {} },
   },
 );

@@ -37,7 +37,6 @@ export const machine = createMachine(
         meta: { status: 'cancelling' },
         on: {
           EXITED: { target: 'cancelled', actions: ['recordExit'] },
-          TIMED_OUT: { target: 'cancelled' },
           STOP: { actions: [{ type: 'requestStop', params: { force: true } }] },
           INTERRUPT: { target: 'interrupted', actions: ['recordReason'] },
         },

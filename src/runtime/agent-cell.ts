@@ -182,6 +182,8 @@ export class Tx {
     const after = actor.getSnapshot();
     if (after.status === 'error') throw new DomainError('internal_error', `agent ${this.cell.id} actor failed on ${event.type}`);
     this.doc.machine = actor.getPersistedSnapshot();
+    // A failure that keeps the state (RECOVER.FAILED) is recorded too.
+    this.doc.failure = after.context.failure;
     this.touch();
     if (JSON.stringify(after.value) === beforeValue) return false;
     const labels = agentLabels(after);
@@ -209,7 +211,6 @@ export class Tx {
     this.doc.state.state_version += 1;
     this.doc.state.status = labels.status;
     this.doc.state.phase = labels.phase;
-    this.doc.failure = after.context.failure;
     this.emit('transition_committed', { ...record });
     return true;
   }

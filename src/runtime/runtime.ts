@@ -137,7 +137,8 @@ export interface RuntimeOptions {
    */
   turnLeaseMs?: number;
   /**
-   * Agents per supervisor shard (spawning under one parent is quadratic in its children).
+   * Live agents per supervisor shard (one parent for every agent is quadratic in its children):
+   * a full shard's hasCapacity guard refuses the next agent, which goes to another shard.
    * @default 1_000
    */
   shardCapacity?: number;
@@ -148,12 +149,28 @@ export interface RuntimeOptions {
    */
   effectTimeoutMs?: number;
   /**
+   * Fault injection, for tests and operators' chaos drills: makes a lifecycle side effect fail as
+   * a real failure would. Each hook is asked every time its effect runs, before the effect changes
+   * anything; a fault makes the effect log `side_effects_failed` and answer the machine with
+   * `*.FAILED` instead of `*.DONE`, so the TransitionRecord and `failure` carry the fault's reason
+   * (`recoverable` is read by `initialize` only: true goes to Recovering, false back to Created).
+   * @default none (no effect fails on purpose)
+   * @example { sleep: (agentId) => (agentId === 'agent-7' ? { reason: 'disk full' } : null) }
+   */
+  faults?: Partial<Record<'initialize' | 'sleep' | 'evolve' | 'recover', (agentId: string) => EffectFault | null>>;
+  /**
    * Receives every XState inspection event of the agent actors and their children, e.g. to record
    * them as JSONL for offline replay (`holon-xstate serve --inspect-log <file>`).
    * @default none (inspection costs ~40% of actor throughput)
    * @example (event) => log.write(JSON.stringify(event) + '\n')
    */
   inspect?: (event: InspectionEvent) => void;
+}
+
+/** An injected effect failure (RuntimeOptions.faults). */
+export interface EffectFault {
+  reason: string;
+  recoverable?: boolean;
 }
 
 type Shard = Actor<typeof supervisorMachine>;
@@ -193,7 +210,7 @@ export class Runtime implements RuntimeApi {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly runner: TurnRunner,
-    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'turnLeaseMs' | 'shardCapacity' | 'effectTimeoutMs'>> & { dataDir: string; inspect?: RuntimeOptions['inspect'] },
+    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'turnLeaseMs' | 'shardCapacity' | 'effectTimeoutMs'>> & { dataDir: string; inspect?: RuntimeOptions['inspect']; faults?: RuntimeOptions['faults'] },
     nodeId: string,
   ) {
     this.nodeId = nodeId;
@@ -208,11 +225,13 @@ export class Runtime implements RuntimeApi {
       ...(options.inspect ? { inspect: options.inspect } : {}),
       fencingToken: () => this.fencingToken(),
       attached: (agentId, actor) => {
-        const shard = this.shardFor(agentId);
+        const shard = this.attachToShard(agentId);
         actor.subscribe({ error: (error) => shard.send({ type: 'AGENT.FAILED', agentId, error: error instanceof Error ? error.message : String(error) }) });
-        shard.send({ type: 'AGENT.ATTACHED', agentId });
       },
-      detached: (agentId) => this.shardFor(agentId).send({ type: 'AGENT.DETACHED', agentId }),
+      detached: (agentId) => {
+        this.shardOf.get(agentId)?.send({ type: 'AGENT.DETACHED', agentId });
+        this.shardOf.delete(agentId);
+      },
       onCommitted: () => {
         this.lastCommitAt = this.clock.now().toISOString();
       },
@@ -237,6 +256,7 @@ export class Runtime implements RuntimeApi {
         shardCapacity: options.shardCapacity ?? 1_000,
         effectTimeoutMs: options.effectTimeoutMs ?? 10_000,
         ...(options.inspect ? { inspect: options.inspect } : {}),
+        ...(options.faults ? { faults: options.faults } : {}),
       },
       options.nodeId ?? `node-${process.pid}`,
     );
@@ -303,22 +323,31 @@ export class Runtime implements RuntimeApi {
 
   private readonly shardOf = new Map<string, Shard>();
 
-  /** The agent's shard: the least loaded one with room, fixed for the agent's lifetime in this process. */
-  private shardFor(agentId: string): Shard {
+  /**
+   * Attaches a live agent actor to a shard: the one it was on, else the newest first; the shard's
+   * hasCapacity guard decides whether it takes the agent, and when none does a new shard opens.
+   */
+  private attachToShard(agentId: string): Shard {
     const known = this.shardOf.get(agentId);
-    if (known) return known;
-    const wanted = Math.max(1, Math.ceil((this.cells.size + 1) / this.options.shardCapacity));
-    while (this.shards.length < wanted) {
-      // Shards are fixed by hash; capacity guides how many there are, not a hard refusal.
-      const shard = createActor(supervisorMachine, { input: { shardId: this.shards.length, capacity: Number.MAX_SAFE_INTEGER } });
-      shard.subscribe({ error: () => undefined });
-      shard.on('agent.failed', (event) => void this.onAgentFailed(event.agentId, event.error));
-      shard.start();
-      this.shards.push(shard);
+    if (known && this.tryAttach(known, agentId)) return known;
+    for (let i = this.shards.length - 1; i >= 0; i--) {
+      const shard = this.shards[i] as Shard;
+      if (shard !== known && this.tryAttach(shard, agentId)) return shard;
     }
-    const shard = this.shards.find((s) => s.getSnapshot().context.live < this.options.shardCapacity) ?? (this.shards.at(-1) as Shard);
-    this.shardOf.set(agentId, shard);
+    const shard = createActor(supervisorMachine, { input: { shardId: this.shards.length, capacity: this.options.shardCapacity } });
+    shard.subscribe({ error: () => undefined });
+    shard.on('agent.failed', (event) => void this.onAgentFailed(event.agentId, event.error));
+    shard.start();
+    this.shards.push(shard);
+    if (!this.tryAttach(shard, agentId)) throw new DomainError('internal_error', `a new shard refused agent ${agentId}`);
     return shard;
+  }
+
+  private tryAttach(shard: Shard, agentId: string): boolean {
+    shard.send({ type: 'AGENT.ATTACHED', agentId });
+    if (!shard.getSnapshot().context.agents[agentId]) return false;
+    this.shardOf.set(agentId, shard);
+    return true;
   }
 
   /** A child actor threw: restore it from the last commit and send it to Recovering. */
@@ -477,6 +506,11 @@ export class Runtime implements RuntimeApi {
     switch (effect.effect) {
       case 'initialize': {
         phase('transition_prepared');
+        const fault = this.injectedFault(tx, 'initialize');
+        if (fault) {
+          tx.send({ type: 'INITIALIZE.FAILED', reason: fault.reason, recoverable: fault.recoverable ?? false }, { reason: fault.reason, trigger: 'system' });
+          return;
+        }
         this.provisionDefaultTrigger(tx);
         this.takeSnapshotInto(tx, 'initial');
         phase('side_effects_applied');
@@ -486,6 +520,11 @@ export class Runtime implements RuntimeApi {
       }
       case 'sleep': {
         phase('transition_prepared');
+        const fault = this.injectedFault(tx, 'sleep');
+        if (fault) {
+          tx.send({ type: 'SLEEP.FAILED', reason: fault.reason }, { reason: fault.reason, trigger: 'system' });
+          return;
+        }
         // Back to sleep after a refused wake: the incompatible snapshot stays the recovery point
         // until it is migrated; a fresh one would hide the refusal.
         if (!tx.doc.refusal) this.takeSnapshotInto(tx, 'pre_sleep');
@@ -520,6 +559,11 @@ export class Runtime implements RuntimeApi {
           return;
         }
         phase('transition_prepared');
+        const fault = this.injectedFault(tx, 'recover');
+        if (fault) {
+          tx.send({ type: 'RECOVER.FAILED', reason: fault.reason }, { reason: fault.reason, trigger: 'recovery' });
+          return;
+        }
         // Recovery ends on a fresh, verified recovery point built from committed records only.
         const snapshot = this.takeSnapshotInto(tx, 'recovery');
         const verdict = verifySnapshot(snapshot, tx.cell.id, tx.doc.identity.identity_version);
@@ -533,6 +577,11 @@ export class Runtime implements RuntimeApi {
       }
       case 'evolve': {
         phase('transition_prepared');
+        const fault = this.injectedFault(tx, 'evolve');
+        if (fault) {
+          tx.send({ type: 'EVOLVE.FAILED', reason: fault.reason }, { reason: fault.reason, trigger: 'system' });
+          return;
+        }
         phase('side_effects_applied');
         tx.send({ type: 'EVOLVE.DONE', accepted: true }, { reason: 'candidate change evaluated', trigger: 'system' });
         return;
@@ -557,6 +606,13 @@ export class Runtime implements RuntimeApi {
         return;
       }
     }
+  }
+
+  /** The fault RuntimeOptions.faults injects into this run of `effect`, logged as a failed side effect. */
+  private injectedFault(tx: Tx, effect: keyof NonNullable<RuntimeOptions['faults']>): EffectFault | null {
+    const fault = this.options.faults?.[effect]?.(tx.cell.id) ?? null;
+    if (fault) tx.emit('transition_phase', { transition_id: tx.doc.pending_transition?.transition_id ?? null, phase: 'side_effects_failed', detail: fault.reason });
+    return fault;
   }
 
   private async withTimeout<T>(work: Promise<T>, what: string): Promise<T> {
@@ -680,15 +736,13 @@ export class Runtime implements RuntimeApi {
       }
     }
     const facts = factsOf(doc);
-    if (doc.state.status === 'awaiting_task') {
-      tx.send({ type: 'IDLE', facts }, { reason: 'tasks settled', trigger: 'system' });
-      return doc.state.status !== 'awaiting_task';
-    }
+    // Awaiting a task, the machine takes no IDLE: the task's TASK.SETTLED moves it on.
     if (tx.send({ type: 'IDLE', facts }, { reason: 'no queued input, no runnable work', trigger: 'system' })) {
       this.recordDecision(tx, { kind: 'sleep', reason: 'no_pending_scheduler_facts', model_reentry: false, liveness_only: true, boundary: 'lifecycle_sleep', evidence: [] });
       await this.drainEffects(tx);
       await tx.flush();
-      tx.cell.passivate();
+      // A failed sleep went through Recovering back to Active: that agent stays live.
+      if (tx.doc.state.phase === 'sleeping') tx.cell.passivate();
     }
     return false;
   }
@@ -768,9 +822,13 @@ export class Runtime implements RuntimeApi {
       result = { actions: [{ type: 'fail', reason: error instanceof Error ? error.message : String(error) }] };
     }
     this.runs.delete(offer.run_id);
-    if (controller.signal.aborted) return;
     await this.mutate(agentId, async (tx) => {
-      if (tx.doc.state.current_run_id !== offer.run_id) return;
+      if (tx.doc.state.current_run_id !== offer.run_id) {
+        // A run that already ended (aborted, stopped) and finishes late applies nothing; a live
+        // actor still hears of it, and its isStaleRun guard keeps a newer run going.
+        if (tx.cell.actor) tx.send({ type: 'TURN.FINISHED', runId: offer.run_id, facts: factsOf(tx.doc) }, { reason: 'stale turn finish', trigger: 'agent' });
+        return;
+      }
       this.finishTurn(tx, offer.run_id, result);
     }).catch(() => undefined);
   }

@@ -84,9 +84,6 @@ export const LEGAL: readonly AgentTransition[] = [
 
   { from: 'active.awaitingTask', sample: 'TURN.START queued input', to: 'active.awakeRunning' },
   { from: 'active.awaitingTask', sample: 'TASK.SETTLED no active task', to: 'active.awakeIdle' },
-  { from: 'active.awaitingTask', sample: 'IDLE nothing pending', to: 'active.awakeIdle' },
-  // Tasks settled: back to idle, where the queued input starts the next turn.
-  { from: 'active.awaitingTask', sample: 'IDLE queued input', to: 'active.awakeIdle' },
 
   { from: 'sleeping', sample: 'WAKE', to: 'waking' },
   { from: 'sleeping', sample: 'SLEEP.FAILED', to: 'recovering' },

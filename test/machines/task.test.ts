@@ -70,7 +70,6 @@ const LEGAL: readonly TaskTransition[] = [
   // Whatever way the process ends once a stop was requested, the stop wins.
   { from: 'cancelling', event: { type: 'EXITED', exitCode: 0 }, to: 'cancelled', exitCode: 0, reason: 'stopped', emitted: [] },
   { from: 'cancelling', event: { type: 'EXITED', exitCode: 137 }, to: 'cancelled', exitCode: 137, reason: 'stopped', emitted: [] },
-  { from: 'cancelling', event: { type: 'TIMED_OUT' }, to: 'cancelled', exitCode: null, reason: 'stopped', emitted: [] },
   {
     from: 'cancelling',
     event: { type: 'STOP' },

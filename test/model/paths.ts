@@ -116,8 +116,8 @@ function stateLabel(value: StateValue): string {
 
 /**
  * Builds paths of one model with xstate/graph. `generate()` gives shortest (or simple) paths to
- * every state, plus one path per definition transition they miss (shortest prefix to a state where
- * an enumerated event takes it, then that event), plus `spec.directed`. Allow-listed transitions
+ * every state, plus `spec.directed`, plus one path per definition transition they miss (a shortest
+ * prefix to a state where an enumerated event takes it, then that event). Allow-listed transitions
  * are filtered out of the graph, so no path needs them. Paths that are a prefix of another are
  * dropped; the order is deterministic.
  */
@@ -143,13 +143,14 @@ export class PathBuilder {
     this.everyState = this.model.getShortestPaths({ allowDuplicatePaths: true }).map((p) => this.toModelPath(p as TestPath<AnyMachineSnapshot, EventObject>, 'shortest'));
   }
 
-  /** The machine takes it, it is not allow-listed, and the runtime's environment can produce it. */
+  /**
+   * The machine takes it, it is not allow-listed, and the runtime's environment can produce it.
+   * (Not `snapshot.can`: that refuses a transition with neither target nor actions, like the
+   * isStaleRun branch, which is a transition of the definition all the same.)
+   */
   enabled(snapshot: AnyMachineSnapshot, event: EventObject): boolean {
-    return (
-      snapshot.can(event) &&
-      !firedTransitions(this.spec.machine, snapshot, event, this.keys).some((key) => this.allowed.has(key)) &&
-      (this.spec.environment?.(snapshot, event) ?? true)
-    );
+    const fired = firedTransitions(this.spec.machine, snapshot, event, this.keys);
+    return fired.length > 0 && !fired.some((key) => this.allowed.has(key)) && (this.spec.environment?.(snapshot, event) ?? true);
   }
 
   /**
@@ -199,12 +200,15 @@ export class PathBuilder {
     const realizable = (path: ModelPath): boolean => spec.realizable?.(path.steps.map((s) => s.event)) ?? true;
     const paths = [...base.filter(realizable), ...(spec.directed ?? []).map((d) => this.fromEvents(d.events, 'directed'))];
 
-    // Ties between prefixes of the same length go to the smaller serialization; between events,
-    // to the earlier one in `spec.events`.
+    // Prefixes: the shortest path to every state, then every prefix of the paths so far (a state's
+    // shortest path may be one the environment cannot produce, while a longer realizable one gets
+    // there). Ties between prefixes of the same length go to the smaller serialization, then to
+    // the shortest paths; between events, to the earlier one in `spec.events`.
     const covered = new Set(paths.flatMap((p) => p.steps.flatMap((s) => s.fired)));
-    const prefixes = this.everyState
-      .map((p) => ({ events: p.steps.map((s) => s.event), state: p.steps.at(-1)?.after ?? p.initial }))
-      .sort((a, b) => a.events.length - b.events.length || spec.serializeState(a.state).localeCompare(spec.serializeState(b.state)));
+    const prefixes = [
+      ...this.everyState.map((p) => ({ events: p.steps.map((s) => s.event), state: p.steps.at(-1)?.after ?? p.initial })),
+      ...paths.flatMap((p) => p.steps.map((step, i) => ({ events: p.steps.slice(0, i + 1).map((s) => s.event), state: step.after }))),
+    ].sort((a, b) => a.events.length - b.events.length || spec.serializeState(a.state).localeCompare(spec.serializeState(b.state)));
     for (const transition of transitionBranches(spec.machine).map(toMachineTransition)) {
       const key = transitionKey(transition);
       if (covered.has(key) || this.allowed.has(key)) continue;

@@ -52,7 +52,7 @@ describe('toMermaid', () => {
     expect(text).not.toContain('TASK.SPAWN');
     expect(text).not.toContain('task.finished');
     expect(text).not.toContain('RECOVER.FAILED');
-    expect(toMermaid(machines.supervisor)).toContain('running --> running: AGENT.SPAWN [hasCapacity]');
+    expect(toMermaid(machines.supervisor)).toContain('running --> running: AGENT.ATTACHED [hasCapacity]');
   });
 
   it('labels every agent state with its phase / status meta (DESIGN.md table)', () => {

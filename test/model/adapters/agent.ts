@@ -3,11 +3,11 @@ import type { EventObject } from 'xstate';
 import type { AgentEvent } from '../../../machines/index.js';
 import { DomainError, type TurnResult } from '../../../src/domain/index.js';
 import { statePath } from '../../../src/runtime/agent-cell.js';
-import type { ModelPath, ModelStep } from '../paths.js';
+import { transitionKey, type ModelPath, type ModelStep } from '../paths.js';
 import { runtimeApi, type AgentApi } from './agent-api.js';
 import { eventAt, INIT, type Driver } from './executor.js';
 import { isInjectedFault, type StateChange } from './gate-store.js';
-import { commandStarted, controlledCommand, eventually, Harness, releaseCommand, type HarnessOptions } from './harness.js';
+import { commandStarted, controlledCommand, eventually, Harness, releaseCommand, type FaultPlan, type HarnessOptions } from './harness.js';
 import { corruptLatestSnapshot, makeLatestSnapshotNewer } from './snapshot-files.js';
 
 /** Events the runtime produces itself once the preceding step happened (effect answers, the idle scheduler). */
@@ -21,7 +21,20 @@ const AUTOMATIC = new Set<AgentEvent['type']>([
   'TERMINATE.DONE',
   'TERMINATE.FAILED',
   'IDLE',
+  // Armed in the runtime's `faults` option by the chunk that holds them (see FAULTS).
+  'INITIALIZE.FAILED',
+  'SLEEP.FAILED',
+  'RECOVER.FAILED',
+  'EVOLVE.FAILED',
 ]);
+
+/** The effect each injected failure is armed on (RuntimeOptions.faults). */
+const FAULTS: Readonly<Partial<Record<AgentEvent['type'], keyof FaultPlan['hooks']>>> = {
+  'INITIALIZE.FAILED': 'initialize',
+  'SLEEP.FAILED': 'sleep',
+  'RECOVER.FAILED': 'recover',
+  'EVOLVE.FAILED': 'evolve',
+};
 
 /**
  * Runtime options of agent paths: a terminate effect times out after 1 s, while a command that
@@ -41,7 +54,12 @@ export interface AgentContext {
   turnTasks: string[];
   /** A WAKE.REFUSED left the agent asleep on an incompatible snapshot. */
   refused: boolean;
+  /** The aborted run a stale TURN.FINISHED step finished late. */
+  staleRun: string | null;
 }
+
+/** The isStaleRun branch: a finish for a run that is no longer current. */
+const STALE_FINISH = transitionKey({ source: 'agent.active.awakeRunning', event: 'TURN.FINISHED', branch: 0 });
 
 let agentCount = 0;
 
@@ -104,11 +122,12 @@ export class AgentDriver implements Driver<AgentContext> {
     return AUTOMATIC.has(type as AgentEvent['type']);
   }
 
-  async setup(): Promise<AgentContext> {
+  async setup(path: ModelPath): Promise<AgentContext> {
     const h = await Harness.open(AGENT_RUNTIME_OPTIONS);
+    h.runner.holdAborted = path.steps.some((step) => step.fired.includes(STALE_FINISH));
     const { api, close } = await this.transport(h);
     agentCount += 1;
-    const ctx: AgentContext = { h, api, agentId: `model-agent-${process.pid}-${agentCount}`, seq: 0, spawned: null, turnTasks: [], refused: false };
+    const ctx: AgentContext = { h, api, agentId: `model-agent-${process.pid}-${agentCount}`, seq: 0, spawned: null, turnTasks: [], refused: false, staleRun: null };
     this.closers.set(ctx, close);
     return ctx;
   }
@@ -124,15 +143,24 @@ export class AgentDriver implements Driver<AgentContext> {
     if (chunk[0] !== INIT) await ctx.h.barrier(ctx.agentId);
     // Mid-path, the runtime must rest where the model does: any other change is refused.
     ctx.h.gate.expect(ctx.agentId, changes, last ? 'open' : 'hold');
-    await tolerateHold(ctx, () => this.act(ctx, path, chunk[0] as number));
+    for (const step of stepsOf(path, chunk)) {
+      const event = step.event as AgentEvent;
+      const effect = FAULTS[event.type];
+      if (effect && 'reason' in event) ctx.h.faults.arm(effect, { reason: String(event.reason), recoverable: 'recoverable' in event && event.recoverable });
+    }
+    const failsInit = stepsOf(path, chunk).some((s) => s.event.type === 'INITIALIZE.FAILED');
+    await tolerateHold(ctx, () => this.act(ctx, path, chunk[0] as number, failsInit));
   }
 
-  private async act(ctx: AgentContext, path: ModelPath, index: number): Promise<void> {
+  private async act(ctx: AgentContext, path: ModelPath, index: number, failsInit: boolean): Promise<void> {
     const { api, agentId, h } = ctx;
-    if (index === INIT) return api.createAgent(agentId, `create-${agentId}`);
+    if (index === INIT) return this.create(ctx, failsInit);
     const step = path.steps[index] as ModelStep;
     const event = step.event as AgentEvent;
     switch (event.type) {
+      case 'INITIALIZE':
+        // Back in Created after a failed initialization: the retried create initializes again.
+        return this.create(ctx, failsInit);
       case 'RECOVER':
         return api.transition(agentId, 'recovering', event.reason);
       case 'EVOLVE':
@@ -150,7 +178,7 @@ export class AgentDriver implements Driver<AgentContext> {
         // `awaitingTask` → TURN.START needs new input too: an operator prompt is the first in line.
         return api.prompt(agentId, 'next step');
       case 'TURN.FINISHED':
-        return this.finishTurn(ctx, event);
+        return step.fired.includes(STALE_FINISH) ? this.finishStaleRun(ctx) : this.finishTurn(ctx, event);
       case 'TURN.ABORT':
         return api.abortRun(agentId);
       case 'TASK.SPAWN': {
@@ -171,6 +199,15 @@ export class AgentDriver implements Driver<AgentContext> {
       }
       default:
         throw new Error(`no runtime mechanism for ${event.type} from ${JSON.stringify(step.before.value)} (allow-list it in coverage.ts)`);
+    }
+  }
+
+  /** A first create whose initialization fails provisions no capability, and says so. */
+  private async create(ctx: AgentContext, failsInit: boolean): Promise<void> {
+    try {
+      await ctx.api.createAgent(ctx.agentId, `create-${ctx.agentId}`);
+    } catch (error) {
+      if (!(failsInit && error instanceof DomainError && error.code === 'internal_error' && error.message.includes('did not provision a capability'))) throw error;
     }
   }
 
@@ -195,6 +232,15 @@ export class AgentDriver implements Driver<AgentContext> {
         if (!(error instanceof DomainError && error.code === 'snapshot_incompatible')) throw error;
       },
     );
+  }
+
+  /** A run aborted earlier (its runner held it) finishes now, while a newer run is current. */
+  private async finishStaleRun(ctx: AgentContext): Promise<void> {
+    const current = await currentRun(ctx);
+    const stale = ctx.h.runner.parkedRuns().find((runId) => runId !== current);
+    if (!stale) throw new Error('a stale TURN.FINISHED needs an aborted run still waiting in the runner (a TURN.ABORT step first)');
+    ctx.staleRun = stale;
+    ctx.h.runner.finish(stale, { actions: [], text: 'late' });
   }
 
   /** Ends the waiting turn; an active task in the model's facts is one the turn starts. */
@@ -224,6 +270,7 @@ export class AgentDriver implements Driver<AgentContext> {
       throw new Error(`the runtime committed ${JSON.stringify(seen)}, the model takes ${JSON.stringify(changes)}`);
     }
     ctx.seq = recorded[changes.length - 1]?.event_seq ?? ctx.seq;
+    if (ctx.h.faults.pending() > 0) throw new Error('an armed effect failure was never injected: the runtime did not run that effect');
     for (const step of steps) await this.evidence(ctx, step);
     if (!last) {
       const expected = steps.at(-1)?.after.value ?? path.initial.value;
@@ -234,6 +281,20 @@ export class AgentDriver implements Driver<AgentContext> {
   /** Steps that keep the state value leave no TransitionRecord: their own trace instead. */
   private async evidence(ctx: AgentContext, step: ModelStep): Promise<void> {
     const event: EventObject = step.event;
+    if (step.fired.includes(STALE_FINISH) && ctx.staleRun) {
+      // The machine itself heard the late finish, and the current run goes on.
+      const staleRun = ctx.staleRun;
+      await eventually(() => ctx.h.actors.eventsOf(ctx.agentId).some((e) => e.type === 'TURN.FINISHED' && (e as { runId?: string }).runId === staleRun), `the agent actor to receive the stale finish of ${staleRun}`);
+      await currentRun(ctx);
+    }
+    if (FAULTS[event.type as AgentEvent['type']]) {
+      // The injected failure is logged like a real one: a failed side effect with its reason.
+      const reason = (event as { reason?: string }).reason;
+      const { events } = await ctx.h.runtime.eventsPage(ctx.agentId, { limit: 512, order: 'desc' });
+      if (!events.some((e) => e.type === 'transition_phase' && e.payload['phase'] === 'side_effects_failed' && e.payload['detail'] === reason)) {
+        throw new Error(`${event.type}: no failed side effect "${reason}" in the agent's events`);
+      }
+    }
     const spawned = ctx.spawned;
     if (event.type === 'TASK.SPAWN' && spawned) {
       // Running, not just queued: a later step may need its process (TERMINATE.FAILED does).

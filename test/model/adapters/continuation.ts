@@ -2,14 +2,13 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ContinuationEvent } from '../../../machines/index.js';
 import { wakeHintDisposition } from '../../../machines/contracts/index.js';
 import type { AgentStatus } from '../../../src/domain/index.js';
+import type { Posture } from '../models.js';
 import type { ModelPath, ModelStep } from '../paths.js';
-import { INIT, type Driver } from './executor.js';
+import { eventAt, INIT, type Driver } from './executor.js';
 import { isInjectedFault, type StateChange } from './gate-store.js';
 import { eventually, Harness } from './harness.js';
 
-/** Where the agent stands while the path drives its continuation actor. */
-type Posture = 'awake_idle' | 'awake_running' | 'stopped';
-
+/** The agent's state path in each posture, as the gate sees its changes. */
 const STATE_OF: Readonly<Record<Posture, string>> = {
   awake_idle: 'active.awakeIdle',
   awake_running: 'active.awakeRunning',
@@ -28,15 +27,19 @@ let agents = 0;
 
 /**
  * Continuation paths: the agent's `continuation` child, driven with `createWait`/`cancelWait`,
- * `wake` (wake hints) and the scheduler's claim of a wake-hint tick. The agent itself is moved only
- * between three postures (idle, running a waiting turn, stopped) that decide each hint's
- * disposition; the gate holds it there, so a queued tick is claimed only when the path says so.
+ * `wake` (wake hints), the scheduler's claims (TRIGGER and RESOLUTION.APPLIED: a prompt, or a
+ * queued wake-hint tick, which is also TICK.CONSUMED) and the end of a turn with a stored hint
+ * (HINT.FLUSH). Between them the agent is moved only between three postures (idle, running a
+ * waiting turn, stopped) that decide each hint's disposition; only a claim starts a turn. The gate
+ * holds the agent in its posture, so a queued tick is claimed only when the path says so.
  */
 export class ContinuationDriver implements Driver<ContinuationContext> {
   readonly machine = 'continuation' as const;
 
-  automatic(): boolean {
-    return false;
+  automatic(path: ModelPath, index: number): boolean {
+    // The rest of a claim: the runtime applies the resolution at once, and consumes a tick it claimed.
+    const type = eventAt(path, index).type;
+    return type === 'RESOLUTION.APPLIED' || type === 'TICK.CONSUMED';
   }
 
   async setup(): Promise<ContinuationContext> {
@@ -73,35 +76,43 @@ export class ContinuationDriver implements Driver<ContinuationContext> {
     }, 'the turn to wait in the runner');
   }
 
-  /** Ends the waiting turn; with `claimNext` the scheduler may claim the next message (a tick). */
-  private async finishTurn(ctx: ContinuationContext, claimNext: boolean): Promise<void> {
+  /** Ends the waiting turn (the scheduler's claim of a queued tick, if any, stays held). */
+  private async finishTurn(ctx: ContinuationContext): Promise<void> {
     const runId = await this.currentRun(ctx);
-    const changes = [{ from: STATE_OF.awake_running, to: STATE_OF.awake_idle }];
-    if (claimNext) changes.push({ from: STATE_OF.awake_idle, to: STATE_OF.awake_running });
-    await this.move(ctx, changes, async () => ctx.h.runner.finish(runId, { actions: [], text: 'done' }));
-    ctx.posture = claimNext ? 'awake_running' : 'awake_idle';
+    await this.move(ctx, [{ from: STATE_OF.awake_running, to: STATE_OF.awake_idle }], async () => ctx.h.runner.finish(runId, { actions: [], text: 'done' }));
+    ctx.posture = 'awake_idle';
   }
 
-  private async toPosture(ctx: ContinuationContext, target: Posture): Promise<void> {
+  /** Idle or stopped: a running agent's turn ends, a stopped agent starts again, and the reverse. */
+  private async toPosture(ctx: ContinuationContext, target: Exclude<Posture, 'awake_running'>): Promise<void> {
     const { h, agentId } = ctx;
     if (ctx.posture === target) return;
     if (target === 'stopped') {
       await this.move(ctx, [{ from: STATE_OF[ctx.posture], to: STATE_OF.stopped }], () => h.runtime.control(agentId, { action: 'stop' }));
-      ctx.posture = 'stopped';
-      return;
-    }
-    if (ctx.posture === 'stopped') {
+    } else if (ctx.posture === 'stopped') {
       await this.move(ctx, [{ from: STATE_OF.stopped, to: STATE_OF.awake_idle }], () => h.runtime.control(agentId, { action: 'start' }));
-      ctx.posture = 'awake_idle';
-    } else if (ctx.posture === 'awake_running') {
-      await this.finishTurn(ctx, false);
+    } else {
+      await this.finishTurn(ctx);
     }
-    if (target === 'awake_running') {
-      // An operator prompt is first in line (interject), ahead of any queued tick.
-      await this.move(ctx, [{ from: STATE_OF.awake_idle, to: STATE_OF.awake_running }], () => h.runtime.prompt(agentId, { text: 'keep going' }));
-      await this.currentRun(ctx);
-      ctx.posture = 'awake_running';
-    }
+    ctx.posture = target;
+  }
+
+  /** TRIGGER of an operator prompt: an operator prompt is first in line (interject), ahead of any queued tick. */
+  private async claimPrompt(ctx: ContinuationContext): Promise<void> {
+    await this.toPosture(ctx, 'awake_idle');
+    await this.move(ctx, [{ from: STATE_OF.awake_idle, to: STATE_OF.awake_running }], () => ctx.h.runtime.prompt(ctx.agentId, { text: 'keep going' }));
+    await this.currentRun(ctx);
+    ctx.posture = 'awake_running';
+  }
+
+  /**
+   * TRIGGER of the queued wake-hint tick, which the gate held while the agent rested idle: the
+   * scheduler claims it at its next look (the snapshot's operation kicks it).
+   */
+  private async claimTick(ctx: ContinuationContext): Promise<void> {
+    if (ctx.posture !== 'awake_idle') throw new Error('a tick is claimed by an idle agent');
+    await this.move(ctx, [{ from: STATE_OF.awake_idle, to: STATE_OF.awake_running }], () => ctx.h.runtime.takeSnapshot(ctx.agentId));
+    ctx.posture = 'awake_running';
   }
 
   async run(ctx: ContinuationContext, path: ModelPath, chunk: readonly number[]): Promise<void> {
@@ -121,24 +132,23 @@ export class ContinuationDriver implements Driver<ContinuationContext> {
         await h.runtime.cancelWait(agentId, waitId);
         return;
       }
+      case 'TRIGGER':
+        return event.trigger.kind === 'system_tick' ? this.claimTick(ctx) : this.claimPrompt(ctx);
+      case 'HINT.FLUSH':
+        // The turn ends; the scheduler replays the stored hint as a tick (its claim stays held).
+        if (ctx.posture !== 'awake_running') throw new Error('HINT.FLUSH needs a turn that ends');
+        return this.finishTurn(ctx);
       case 'WAKE_HINT': {
-        await this.toPosture(ctx, event.status as Posture);
+        if (event.status === 'awake_running') {
+          if (ctx.posture !== 'awake_running') throw new Error("a hint for a running agent needs a prompt's claim (TRIGGER) first");
+        } else {
+          await this.toPosture(ctx, event.status as Exclude<Posture, 'awake_running'>);
+        }
         const status: AgentStatus = (await h.runtime.getSummary(agentId)).agent.status;
         if (status !== event.status) throw new Error(`the hint is for an agent ${event.status}, the agent is ${status}`);
         const { disposition } = await h.runtime.wake(agentId, { reason: event.hint.reason, source: event.hint.source ?? 'control' });
         const expected = wakeHintDisposition({ status: event.status, queue_depth: event.queueDepth });
         if (disposition !== expected) throw new Error(`the runtime answered ${disposition} to a hint the model classifies ${expected}`);
-        return;
-      }
-      case 'TICK.CONSUMED': {
-        // The scheduler claims the queued tick as soon as the agent is idle and not held.
-        if (ctx.posture === 'awake_running') return this.finishTurn(ctx, true);
-        if (ctx.posture === 'stopped') {
-          await this.move(ctx, [{ from: STATE_OF.stopped, to: STATE_OF.awake_idle }, { from: STATE_OF.awake_idle, to: STATE_OF.awake_running }], () => h.runtime.control(agentId, { action: 'start' }));
-        } else {
-          await this.move(ctx, [{ from: STATE_OF.awake_idle, to: STATE_OF.awake_running }], () => h.runtime.takeSnapshot(agentId));
-        }
-        ctx.posture = 'awake_running';
         return;
       }
       default:
@@ -147,8 +157,8 @@ export class ContinuationDriver implements Driver<ContinuationContext> {
   }
 
   async verify(ctx: ContinuationContext, path: ModelPath, chunk: readonly number[]): Promise<void> {
-    const index = chunk[0] as number;
-    const expected = index === INIT ? path.initial.value : (path.steps[index] as ModelStep).after.value;
+    const upTo = chunk.at(-1) as number;
+    const expected = upTo === INIT ? path.initial.value : (path.steps[upTo] as ModelStep).after.value;
     const read = async (): Promise<unknown> => (await ctx.h.runtime.getSummary(ctx.agentId)).statechart['continuation'];
     // Twice in a row: a refused (rolled back) operation can show a state for a moment.
     await eventually(async () => {
@@ -156,5 +166,13 @@ export class ContinuationDriver implements Driver<ContinuationContext> {
       await new Promise((resolve) => setTimeout(resolve, 20));
       return isDeepStrictEqual(await read(), expected);
     }, `statechart.continuation to be ${JSON.stringify(expected)} (it is ${JSON.stringify(await read())})`);
+    // Within a claim the actor passes through `resolving`, which no rest shows: its own states do.
+    for (const index of chunk) {
+      const step = path.steps[index];
+      if (step?.event.type !== 'TRIGGER') continue;
+      if (!ctx.h.actors.of('continuation').some((value) => isDeepStrictEqual(value, step.after.value))) {
+        throw new Error(`the continuation actor never was ${JSON.stringify(step.after.value)}; it went through ${JSON.stringify(ctx.h.actors.of('continuation'))}`);
+      }
+    }
   }
 }

@@ -14,6 +14,8 @@ interface Parked {
  */
 export class ControlledRunner implements TurnRunner {
   private readonly parked = new Map<string, Parked>();
+  /** Aborted turns keep waiting until the path finishes them (a runner that finishes late). */
+  holdAborted = false;
 
   run(offer: TurnOffer, signal: AbortSignal): Promise<TurnResult> {
     return new Promise((resolve) => {
@@ -22,8 +24,13 @@ export class ControlledRunner implements TurnRunner {
         resolve(result);
       };
       this.parked.set(offer.run_id, { offer, finish });
-      signal.addEventListener('abort', () => finish({ actions: [], text: 'aborted' }), { once: true });
+      signal.addEventListener('abort', () => this.holdAborted || finish({ actions: [], text: 'aborted' }), { once: true });
     });
+  }
+
+  /** The turns waiting in the runner, oldest first. */
+  parkedRuns(): string[] {
+    return [...this.parked.keys()];
   }
 
   isParked(runId: string): boolean {

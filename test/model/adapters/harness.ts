@@ -2,8 +2,8 @@ import { access, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import type { InspectionEvent } from 'xstate';
-import { Runtime, type RuntimeOptions } from '../../../src/runtime/runtime.js';
+import type { EventObject, InspectionEvent } from 'xstate';
+import { Runtime, type EffectFault, type RuntimeOptions } from '../../../src/runtime/runtime.js';
 import { ControlledRunner } from './controlled-runner.js';
 import { GateStore } from './gate-store.js';
 
@@ -17,21 +17,58 @@ export interface StoredDocFile {
 /** Where data dirs go when set (isolated.ts points a child process at a dir it removes itself). */
 export const TMPDIR_VARIABLE = 'HOLON_MODEL_TMPDIR';
 
-export type HarnessOptions = Omit<RuntimeOptions, 'dataDir' | 'store' | 'runner' | 'inspect'>;
+export type HarnessOptions = Omit<RuntimeOptions, 'dataDir' | 'store' | 'runner' | 'inspect' | 'faults'>;
+
+type FaultableEffect = keyof NonNullable<RuntimeOptions['faults']>;
 
 /**
- * The distinct state values each actor went through, from the runtime's `inspect` option, keyed
- * by actor id (an agent's id, `continuation`, a task id). A restored actor repeats its value, which
- * is not a change. Values of operations that were rolled back are in here too.
+ * The runtime's `faults` option, armed by the path: each armed fault makes the next run of its
+ * effect fail, once; an effect with none armed runs as usual.
+ */
+export class FaultPlan {
+  private readonly armed = new Map<FaultableEffect, EffectFault[]>();
+
+  readonly hooks: NonNullable<RuntimeOptions['faults']> = {
+    initialize: () => this.take('initialize'),
+    sleep: () => this.take('sleep'),
+    evolve: () => this.take('evolve'),
+    recover: () => this.take('recover'),
+  };
+
+  arm(effect: FaultableEffect, fault: EffectFault): void {
+    this.armed.set(effect, [...(this.armed.get(effect) ?? []), fault]);
+  }
+
+  /** Faults armed and not used yet. */
+  pending(): number {
+    return [...this.armed.values()].reduce((n, faults) => n + faults.length, 0);
+  }
+
+  private take(effect: FaultableEffect): EffectFault | null {
+    return this.armed.get(effect)?.shift() ?? null;
+  }
+}
+
+/**
+ * The distinct state values each actor went through, and the events it received, from the
+ * runtime's `inspect` option, keyed by actor id (an agent's id, `continuation`, a task id). A
+ * restored actor repeats its value, which is not a change. Values of operations that were rolled
+ * back are in here too.
  */
 export class ActorLog {
   private readonly values = new Map<string, unknown[]>();
+  private readonly received = new Map<string, EventObject[]>();
 
   readonly observe = (event: InspectionEvent): void => {
-    if (event.type !== '@xstate.snapshot') return;
     // The ref is typed without its id (ActorRefLike); every actor the runtime inspects has one.
     const id = (event.actorRef as { id?: string }).id;
     if (id === undefined) return;
+    if (event.type === '@xstate.event') {
+      const received = this.received.get(id) ?? [];
+      received.push(event.event);
+      this.received.set(id, received);
+    }
+    if (event.type !== '@xstate.snapshot') return;
     const value = (event.snapshot as { value?: unknown }).value;
     if (value === undefined) return;
     const seen = this.values.get(id) ?? [];
@@ -42,12 +79,18 @@ export class ActorLog {
   of(actorId: string): unknown[] {
     return [...(this.values.get(actorId) ?? [])];
   }
+
+  /** Every event the actor received, in order (also those of operations rolled back). */
+  eventsOf(actorId: string): EventObject[] {
+    return [...(this.received.get(actorId) ?? [])];
+  }
 }
 
 /**
  * A real runtime on a fresh temp data dir: lowdb behind the {@link GateStore}, turns through the
- * {@link ControlledRunner}. `reopen` restarts it on the same directory, optionally after editing an
- * agent's document on disk (how a corrupted or old snapshot gets there).
+ * {@link ControlledRunner}, effect failures from the {@link FaultPlan}. `reopen` restarts it on the
+ * same directory, optionally after editing an agent's document on disk (how a corrupted or old
+ * snapshot gets there).
  */
 export class Harness {
   private constructor(
@@ -55,6 +98,7 @@ export class Harness {
     readonly gate: GateStore,
     readonly runner: ControlledRunner,
     readonly actors: ActorLog,
+    readonly faults: FaultPlan,
     public runtime: Runtime,
     private readonly options: HarnessOptions,
   ) {}
@@ -64,8 +108,9 @@ export class Harness {
     const gate = new GateStore(dataDir);
     const runner = new ControlledRunner();
     const actors = new ActorLog();
-    const runtime = await Runtime.open({ ...options, store: gate, runner, inspect: actors.observe });
-    return new Harness(dataDir, gate, runner, actors, runtime, options);
+    const faults = new FaultPlan();
+    const runtime = await Runtime.open({ ...options, store: gate, runner, inspect: actors.observe, faults: faults.hooks });
+    return new Harness(dataDir, gate, runner, actors, faults, runtime, options);
   }
 
   async reopen(edit?: { agentId: string; change: (file: StoredDocFile) => void }): Promise<void> {
@@ -77,7 +122,7 @@ export class Harness {
       edit.change(file);
       await writeFile(path, JSON.stringify(file));
     }
-    this.runtime = await Runtime.open({ ...this.options, store: this.gate, runner: this.runner, inspect: this.actors.observe });
+    this.runtime = await Runtime.open({ ...this.options, store: this.gate, runner: this.runner, inspect: this.actors.observe, faults: this.faults.hooks });
   }
 
   /**

@@ -2,7 +2,8 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Actor } from 'xstate';
 import type { supervisorMachine, SupervisorContext, SupervisorEvent } from '../../../machines/index.js';
 import type { Runtime } from '../../../src/runtime/runtime.js';
-import type { ModelPath, ModelStep } from '../paths.js';
+import { SHARD_INPUT } from '../models.js';
+import { transitionKey, type ModelPath, type ModelStep } from '../paths.js';
 import { eventAt, INIT, type Driver } from './executor.js';
 import { eventually, Harness } from './harness.js';
 import { dropMachineContext } from './snapshot-files.js';
@@ -40,9 +41,16 @@ export interface SupervisorContextState {
   broken: string | null;
   /** Every distinct state the shard went through, from its creation. */
   history: ShardView[];
+  /** Runtime agents the shard refused (`agent.refused`), in order. */
+  refused: string[];
+  /** A SHUTDOWN step closed the runtime. */
+  closed: boolean;
 }
 
 let agents = 0;
+
+/** The refusing branch of AGENT.ATTACHED (hasCapacity failed). */
+const REFUSED = transitionKey({ source: 'supervisor.running', event: 'AGENT.ATTACHED', branch: 1 });
 
 /** The model's agent that fails (models.ts enumerates AGENT.FAILED for it only). */
 const FAILING_AGENT = 'agent-1';
@@ -56,20 +64,22 @@ function nextAgentId(): string {
  * Supervisor paths: the runtime's shard actor, fed by the runtime itself. AGENT.ATTACHED is a new
  * live agent actor (createAgent), AGENT.DETACHED one that goes to sleep (its actor is stopped),
  * AGENT.FAILED an agent actor that throws (its persisted context was removed on disk, so its next
- * effect request fails inside XState). Agents are kept attached by stopping them: a stopped agent's
- * actor stays live and the scheduler leaves it alone.
+ * effect request fails inside XState), SHUTDOWN `Runtime.close()`. Agents are kept attached by
+ * stopping them: a stopped agent's actor stays live and the scheduler leaves it alone. The runtime
+ * opens its shards with the model's capacity, so a refused agent goes to a second shard.
  */
 export class SupervisorDriver implements Driver<SupervisorContextState> {
   readonly machine = 'supervisor' as const;
 
   automatic(path: ModelPath, index: number): boolean {
-    // The shard is created by the first attach; a broken agent fails right after it attaches.
-    return index === 0 || eventAt(path, index).type === 'AGENT.FAILED';
+    // The shard is created by the first attach; a broken agent fails right after it attaches;
+    // Runtime.close() (SHUTDOWN) detaches every agent and then sends DRAINED.
+    return index === 0 || eventAt(path, index).type === 'AGENT.FAILED' || path.steps[index]?.before.value === 'draining';
   }
 
   async setup(path: ModelPath): Promise<SupervisorContextState> {
-    const h = await Harness.open({ killGraceMs: 1_000, leaseTtlMs: 3_000 });
-    const ctx: SupervisorContextState = { h, agents: new Map(), broken: null, history: [] };
+    const h = await Harness.open({ killGraceMs: 1_000, leaseTtlMs: 3_000, shardCapacity: SHARD_INPUT.capacity });
+    const ctx: SupervisorContextState = { h, agents: new Map(), broken: null, history: [], refused: [], closed: false };
     if (path.steps.some((s) => s.event.type === 'AGENT.FAILED')) {
       const agentId = nextAgentId();
       await h.runtime.createAgent({ agent_id: agentId, config: { turn_runner: 'scripted', model: 'scripted' } });
@@ -89,6 +99,7 @@ export class SupervisorDriver implements Driver<SupervisorContextState> {
    */
   async settled(ctx: SupervisorContextState): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 250));
+    if (ctx.closed) return;
     for (const agentId of ctx.agents.values()) await ctx.h.runtime.getSummary(agentId);
   }
 
@@ -97,8 +108,9 @@ export class SupervisorDriver implements Driver<SupervisorContextState> {
   }
 
   /**
-   * Records every distinct state of each shard from its creation on: shards are created lazily,
-   * inside the first attach, so the probe wraps the `push` of the runtime's private shard list.
+   * Records every distinct state of the first shard (the model's) from its creation on, and the
+   * agents it refuses: shards are created lazily, inside an attach, so the probe wraps the `push`
+   * of the runtime's private shard list.
    */
   private watch(ctx: SupervisorContextState): void {
     const shards = shardsOf(ctx.h.runtime);
@@ -111,8 +123,10 @@ export class SupervisorDriver implements Driver<SupervisorContextState> {
     Object.defineProperty(shards, 'push', {
       value: (...added: Shard[]): number => {
         for (const shard of added) {
+          if (shard.getSnapshot().context.shardId !== SHARD_INPUT.shardId) continue;
           record(shard.getSnapshot());
           shard.subscribe({ next: record, error: () => undefined });
+          shard.on('agent.refused', (event) => ctx.refused.push(event.agentId));
         }
         return push(...added);
       },
@@ -152,6 +166,9 @@ export class SupervisorDriver implements Driver<SupervisorContextState> {
         await ctx.h.runtime.control(agentId, { action: 'start' });
         return;
       }
+      case 'SHUTDOWN':
+        ctx.closed = true;
+        return ctx.h.runtime.close();
       default:
         throw new Error(`no runtime mechanism for ${event.type}`);
     }
@@ -159,7 +176,10 @@ export class SupervisorDriver implements Driver<SupervisorContextState> {
 
   async verify(ctx: SupervisorContextState, path: ModelPath, chunk: readonly number[], last: boolean): Promise<void> {
     const upTo = chunk.at(-1) as number;
-    const expected = [path.initial, ...path.steps.slice(0, upTo + 1).map((s) => s.after)].map((snapshot) => viewOf(snapshot.value, snapshot.context as SupervisorContext));
+    // Distinct in a row, like the history: a refused attach keeps the shard's view.
+    const expected = [path.initial, ...path.steps.slice(0, upTo + 1).map((s) => s.after)]
+      .map((snapshot) => viewOf(snapshot.value, snapshot.context as SupervisorContext))
+      .filter((view, i, views) => i === 0 || !isDeepStrictEqual(view, views[i - 1]));
     // The shard's states, in order, contain the model's; mid-path it must rest in the last one.
     const follows = (): boolean => {
       let at = 0;
@@ -167,5 +187,14 @@ export class SupervisorDriver implements Driver<SupervisorContextState> {
       return at === expected.length && (last || isDeepStrictEqual(ctx.history.at(-1), expected.at(-1)));
     };
     await eventually(() => follows(), `the shard to go through ${JSON.stringify(expected)}; it went through ${JSON.stringify(ctx.history)}`);
+    // A refused attach leaves the shard as it was: the agent is refused here and held by another shard.
+    for (const index of chunk) {
+      const step = path.steps[index];
+      const event = step?.event as SupervisorEvent | undefined;
+      if (!step?.fired.includes(REFUSED) || event?.type !== 'AGENT.ATTACHED') continue;
+      const agentId = ctx.agents.get(event.agentId) as string;
+      const elsewhere = shardsOf(ctx.h.runtime).some((shard) => shard.getSnapshot().context.shardId !== SHARD_INPUT.shardId && shard.getSnapshot().context.agents[agentId] === true);
+      if (!ctx.refused.includes(agentId) || !elsewhere) throw new Error(`${agentId} was not refused by the full shard and attached to another (refused: ${JSON.stringify(ctx.refused)})`);
+    }
   }
 }
