@@ -1,6 +1,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Runtime } from '../src/runtime/runtime.js';
+import { LowdbStore, type RosterEntry, type StoredAgent } from '../src/store/index.js';
 import { Activity } from './lib/activity.js';
 import { openRuntime, scratchDir } from './lib/fixtures.js';
 import { progress, runBenchmark } from './lib/harness.js';
@@ -11,7 +12,9 @@ import { collectGarbage, MiB, pool, until } from './lib/timing.js';
 /**
  * Many durable (lowdb) agents: create them and let them sleep, measure RSS; then restart in a
  * fresh process (time until `Runtime.open` resolves, RSS when ready) and wake 1,000 random agents,
- * timing `runtime.wake` → the agent's `turn_started` (it is then `awake_running`).
+ * timing `runtime.wake` → the agent's `turn_started` (it is then `awake_running`). The restarted
+ * process also reports how much of the boot the store's `listRoster` took and how many documents
+ * boot loaded (the rest load lazily, on their first access: a wake loads its agent).
  *
  * Creating agents costs several fsynced commits each, so the default size fits the suite's time
  * budget; `SCALE_AGENTS=100000 npm run bench:scale` measures the target size (tens of minutes).
@@ -31,6 +34,10 @@ const WAKE_TIMEOUT_MS = 60_000;
 
 interface RestartReport {
   readyMs: number;
+  /** Time spent inside the store's `listRoster` during boot. */
+  listRosterMs: number;
+  /** Agent documents read with `loadAgent` until ready. */
+  loadedAtBoot: number;
   /** RSS with the modules loaded, before `Runtime.open`. */
   rssBeforeOpen: number;
   rssReady: number;
@@ -42,9 +49,11 @@ interface RestartReport {
 async function restartedProcess(dataDir: string, agents: number, wakes: number, seed: number): Promise<RestartReport> {
   collectGarbage();
   const rssBeforeOpen = process.memoryUsage.rss();
+  const store = new TimedStore(dataDir);
   const started = performance.now();
-  const runtime = await openRuntime('lowdb', dataDir);
+  const runtime = await openRuntime('lowdb', dataDir, { store });
   const readyMs = performance.now() - started;
+  const loadedAtBoot = store.loads;
   collectGarbage();
   const rssReady = process.memoryUsage.rss();
   const activity = new Activity(runtime);
@@ -71,7 +80,31 @@ async function restartedProcess(dataDir: string, agents: number, wakes: number, 
   await until(() => activity.awakeCount === 0, WAKE_TIMEOUT_MS, 'woken agents to sleep again', 20);
   activity.close();
   await runtime.close();
-  return { readyMs, rssBeforeOpen, rssReady, wakeLatenciesMs: latencies, rssAfterWakes };
+  return { readyMs, listRosterMs: store.listRosterMs, loadedAtBoot, rssBeforeOpen, rssReady, wakeLatenciesMs: latencies, rssAfterWakes };
+}
+
+/** The lowdb store, timing `listRoster` and counting document loads. */
+class TimedStore extends LowdbStore {
+  listRosterMs = 0;
+  loads = 0;
+
+  constructor(dataDir: string) {
+    super({ dataDir });
+  }
+
+  override async listRoster(): Promise<RosterEntry[]> {
+    const started = performance.now();
+    try {
+      return await super.listRoster();
+    } finally {
+      this.listRosterMs += performance.now() - started;
+    }
+  }
+
+  override loadAgent(agentId: string): Promise<StoredAgent | null> {
+    this.loads += 1;
+    return super.loadAgent(agentId);
+  }
 }
 
 function restart(dataDir: string, seed: number): Promise<RestartReport> {
@@ -142,7 +175,7 @@ if (process.argv[2] === '--restarted') {
       for (let run = 0; run < RESTARTS; run++) {
         const report = await restart(scratch.dir, 0x9e3779b9 ^ (run + 1));
         reports.push(report);
-        progress(`restart ${run + 1}/${RESTARTS}: ready in ${(report.readyMs / 1000).toFixed(2)} s, RSS ${(report.rssReady / MiB).toFixed(0)} MiB, wake p99 ${percentile(report.wakeLatenciesMs, 99).toFixed(1)} ms`);
+        progress(`restart ${run + 1}/${RESTARTS}: ready in ${(report.readyMs / 1000).toFixed(2)} s (listRoster ${(report.listRosterMs / 1000).toFixed(2)} s, ${report.loadedAtBoot} documents loaded), RSS ${(report.rssReady / MiB).toFixed(0)} MiB, wake p99 ${percentile(report.wakeLatenciesMs, 99).toFixed(1)} ms`);
       }
       const perAgent = slope(created.checkpoints);
       const all = reports.flatMap((r) => r.wakeLatenciesMs);
@@ -156,6 +189,10 @@ if (process.argv[2] === '--restarted') {
         ...(measuredAtTarget ? [] : [{ name: 'RSS projected to 100,000 agents', unit: 'MiB', samples: [(base + perAgent * TARGET_AGENTS) / MiB], target: '≤ 1024', met: base + perAgent * TARGET_AGENTS <= 1024 * MiB }]),
         { name: `restart to ready (${AGENTS.toLocaleString('en-US')})`, unit: 's', samples: reports.map((r) => r.readyMs / 1000), ...(measuredAtTarget ? { target: '≤ 5', met: percentile(reports.map((r) => r.readyMs), 50) <= 5000 } : {}) },
         { name: 'restart to ready, per agent', unit: 'ms', samples: readyPerAgent },
+        { name: 'of which inside store listRoster', unit: 's', samples: reports.map((r) => r.listRosterMs / 1000) },
+        { name: 'restart to ready without listRoster (runtime side)', unit: 's', samples: reports.map((r) => (r.readyMs - r.listRosterMs) / 1000) },
+        { name: 'runtime side projected to 100,000 agents', unit: 's', samples: reports.map((r) => ((r.readyMs - r.listRosterMs) / AGENTS) * TARGET_AGENTS / 1000) },
+        { name: 'documents loaded at boot', unit: 'docs', samples: reports.map((r) => r.loadedAtBoot) },
         ...(measuredAtTarget ? [] : [{ name: 'restart projected to 100,000 agents', unit: 's', samples: readyPerAgent.map((ms) => (ms * TARGET_AGENTS) / 1000), target: '≤ 5', met: percentile(readyPerAgent, 50) * TARGET_AGENTS <= 5000 }]),
         { name: 'RSS after restart, ready', unit: 'MiB', samples: reports.map((r) => r.rssReady / MiB), ...(measuredAtTarget ? { target: '≤ 1024', met: percentile(reports.map((r) => r.rssReady), 50) <= 1024 * MiB } : {}) },
         { name: 'RSS after restart, per agent', unit: 'KiB', samples: reports.map((r) => (r.rssReady - r.rssBeforeOpen) / AGENTS / 1024) },

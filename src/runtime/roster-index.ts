@@ -1,5 +1,5 @@
 import type { AgentDoc } from './agent-doc.js';
-import { rosterOf, type AgentRoster } from './roster.js';
+import { compactHash, rosterOf, type AgentRoster } from './roster.js';
 
 /**
  * Every agent's latest committed roster entry, resident for all agents whether their cell is
@@ -32,9 +32,9 @@ export class RosterIndex {
     return json === undefined ? undefined : (JSON.parse(json) as AgentRoster);
   }
 
-  /** The agent holding the active capability whose token hashes to `tokenHash`. */
+  /** The agent holding the active capability whose token hashes to `tokenHash` (hex). */
   agentForTokenHash(tokenHash: string): string | undefined {
-    return this.byTokenHash.get(tokenHash);
+    return this.byTokenHash.get(compactHash(tokenHash));
   }
 
   /** Every agent with an entry, sorted. */

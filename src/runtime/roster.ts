@@ -9,17 +9,17 @@ import { headOfQueue } from './messages.js';
  * What the runtime needs about an agent without loading its document, committed with every
  * commit that changes it (`Commit.roster`): boot reads these instead of the documents, the
  * capability URL lookup reads the token hashes, and `ListAgents` is served from `listing`.
- * Kept small (~250 bytes for a sleeping agent): 100,000 of them stay resident.
+ * Kept small (< 300 bytes of JSON for a sleeping agent): 100,000 of them stay resident.
  */
 export const AgentRoster = z.object({
   /** `ListAgents`' entry, minus the id the store already keys it by. */
   listing: AgentListEntry.omit({ agent_id: true }),
   /** Boot must load and recover the agent (see {@link needsRecovery}); the others load on first access. */
   needs_recovery: z.boolean(),
-  /** SHA-256 of the agent's active capability tokens (revoked ones are refused either way). */
+  /** SHA-256 of the agent's active capability tokens, base64url (revoked ones are refused either way). */
   trigger_hashes: z.array(z.string()),
-  /** Earliest `next_fire_at` of the agent's active timers. */
-  next_timer_at: z.string().nullable(),
+  /** Earliest `next_fire_at` of the agent's active timers; absent without one. */
+  next_timer_at: z.string().optional(),
 });
 export type AgentRoster = z.infer<typeof AgentRoster>;
 
@@ -39,9 +39,14 @@ export function rosterOf(doc: AgentDoc): AgentRoster {
   return {
     listing,
     needs_recovery: needsRecovery(doc),
-    trigger_hashes: doc.triggers.filter((t) => t.status === 'active').map((t) => t.token_hash),
-    next_timer_at: next,
+    trigger_hashes: doc.triggers.filter((t) => t.status === 'active').map((t) => compactHash(t.token_hash)),
+    ...(next === null ? {} : { next_timer_at: next }),
   };
+}
+
+/** A hex SHA-256 (as documents store token hashes) in base64url: 43 characters instead of 64. */
+export function compactHash(hexHash: string): string {
+  return Buffer.from(hexHash, 'hex').toString('base64url');
 }
 
 /**
