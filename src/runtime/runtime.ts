@@ -430,10 +430,14 @@ export class Runtime implements RuntimeApi {
   private async retire(agentId: string): Promise<void> {
     const cell = this.cells.get(agentId);
     if (!cell || this.closing) return;
-    if (!(await cell.retire((c) => !needsRecovery(c.doc)))) return;
-    if (this.cells.get(agentId) === cell) this.cells.delete(agentId);
-    this.shardOf.delete(agentId);
-    this.store.evictAgent(agentId);
+    await cell.retire(
+      (c) => !needsRecovery(c.doc),
+      () => {
+        if (this.cells.get(agentId) === cell) this.cells.delete(agentId);
+        this.shardOf.delete(agentId);
+        this.store.evictAgent(agentId);
+      },
+    );
   }
 
   // ---------------------------------------------------------------- recovery at boot
