@@ -10,6 +10,8 @@ import { compactHash, rosterOf, type AgentRoster } from './roster.js';
 export class RosterIndex {
   private readonly entries = new Map<string, string>();
   private readonly byTokenHash = new Map<string, string>();
+  /** `ids()`, until an agent is added. */
+  private sorted: string[] | null = null;
 
   /** The entry to commit with `doc`, or `undefined` when the agent's recorded entry is the same. */
   changed(agentId: string, doc: AgentDoc): AgentRoster | undefined {
@@ -23,6 +25,7 @@ export class RosterIndex {
       if (this.byTokenHash.get(hash) === agentId) this.byTokenHash.delete(hash);
     }
     for (const hash of entry.trigger_hashes) this.byTokenHash.set(hash, agentId);
+    if (!this.entries.has(agentId)) this.sorted = null;
     this.entries.set(agentId, JSON.stringify(entry));
   }
 
@@ -37,8 +40,9 @@ export class RosterIndex {
     return this.byTokenHash.get(compactHash(tokenHash));
   }
 
-  /** Every agent with an entry, sorted. */
-  ids(): string[] {
-    return [...this.entries.keys()].sort();
+  /** Every agent with an entry, sorted (the caller must not modify the array). */
+  ids(): readonly string[] {
+    this.sorted ??= [...this.entries.keys()].sort();
+    return this.sorted;
   }
 }
