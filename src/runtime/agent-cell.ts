@@ -107,13 +107,12 @@ export class AgentCell {
 
   /**
    * Ends this cell in its lane, after every operation queued before, if nothing was queued
-   * after and `quiet` still holds: the actor stops, `retired` runs (in the same turn, so no one
+   * after and `quiet` still holds: `retired` runs (in the same turn, so no one
    * finds this cell afterwards), and later operations go to a fresh cell loaded from the store.
    */
   retire(quiet: (cell: AgentCell) => boolean, retired: () => void): Promise<void> {
     const next = this.lane.then(() => {
       if (this.retired || this.queued > 0 || !quiet(this)) return;
-      this.passivate();
       this.retired = true;
       retired();
     });

@@ -423,15 +423,17 @@ export class Runtime implements RuntimeApi {
   }
 
   /**
-   * A quiet agent (asleep with nothing to do, stopped, terminated: no recovery needed) holds no
-   * memory: its cell leaves `cells` once its lane has drained, and the store drops its cached
-   * document. Its roster entry, armed timers and trigger hashes stay; the next access reloads it.
+   * A passivated agent that needs no recovery (asleep with nothing to do, terminated, or stopped
+   * and loaded after a restart) holds no memory: its cell leaves `cells` once its lane has
+   * drained, and the store drops its cached document. Its roster entry, armed timers and trigger
+   * hashes stay; the next access reloads it. An agent stopped in this process keeps its actor
+   * (stopping does not passivate), so it stays until the next restart.
    */
   private async retire(agentId: string): Promise<void> {
     const cell = this.cells.get(agentId);
     if (!cell || this.closing) return;
     await cell.retire(
-      (c) => !needsRecovery(c.doc),
+      (c) => c.actor === null && !needsRecovery(c.doc),
       () => {
         if (this.cells.get(agentId) === cell) this.cells.delete(agentId);
         this.shardOf.delete(agentId);
