@@ -5,6 +5,9 @@ import type { AgentDoc } from './agent-doc.js';
 import { factsOf } from './facts.js';
 import { headOfQueue } from './messages.js';
 
+/** Phases whose protocol a crash leaves open: `recoverAgent` runs their effect again. */
+const TRANSITIONAL = new Set(['initializing', 'waking', 'recovering', 'terminating', 'evolving']);
+
 /**
  * What the runtime needs about an agent without loading its document, committed with every
  * commit that changes it (`Commit.roster`): boot reads these instead of the documents, the
@@ -54,12 +57,12 @@ export function compactHash(hexHash: string): string {
  * first scheduler step after it handle: an effect started but not recorded as finished, a task
  * not terminal, a current run, or a phase the scheduler moves on by itself (transitional, created,
  * active, or asleep with work queued). A quiet agent (asleep with nothing to do, stopped,
- * terminated) is neither recovered at boot nor kept in memory.
+ * terminated) is not recovered at boot: it loads when first accessed.
  */
 export function needsRecovery(doc: AgentDoc): boolean {
   if (doc.effects.some((e) => e.status === 'started')) return true;
   if (doc.tasks.some((t) => !TERMINAL_TASK_STATUSES.includes(t.status))) return true;
-  if (doc.state.current_run_id) return true;
+  if (doc.state.current_run_id || TRANSITIONAL.has(doc.state.phase)) return true;
   if (doc.state.phase === 'terminated' || doc.state.status === 'stopped') return false;
   if (doc.state.phase !== 'sleeping') return true;
   return !doc.refusal && (headOfQueue(doc) !== null || doc.pending_wake_hint !== null);

@@ -67,6 +67,22 @@ describe('lazy boot from the roster', () => {
     await untilAsleep(runtime, 'quiet');
   });
 
+  it('an agent asleep with a prompt queued at shutdown is recovered at boot and runs it unasked', async () => {
+    const first = await session.open({ nodeId: 'one' });
+    await first.createAgent({ agent_id: 'pending' });
+    await first.createAgent({ agent_id: 'idle' });
+    await untilAsleep(first, 'pending');
+    await untilAsleep(first, 'idle');
+    // Closing right after the commit: the scheduler never got to wake the agent.
+    await first.prompt('pending', { text: 'left in the queue' });
+    await first.close();
+
+    const { runtime, store } = await reopen('two');
+    expect([...store.loads]).toEqual(['pending']);
+    await eventually(async () => (await eventsOfType(runtime, 'pending', 'turn_finished')).length > 0 || undefined);
+    expect(store.loads).not.toContain('idle');
+  });
+
   it('lists every agent from the roster without loading one', async () => {
     const first = await session.open({ nodeId: 'one' });
     await first.createAgent({ agent_id: 'l1' });
