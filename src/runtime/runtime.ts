@@ -373,7 +373,11 @@ export class Runtime implements RuntimeApi {
     if (!pending) {
       pending = (async () => {
         const stored = await this.store.loadAgent(agentId);
-        if (!stored) return null;
+        if (!stored) {
+          // Nothing to keep for an id that names no agent (a typo, a probe).
+          this.store.evictAgent(agentId);
+          return null;
+        }
         const cell = new AgentCell(agentId, parseDoc(stored.doc), stored.version, this.env);
         this.cells.set(agentId, cell);
         this.dueAgents.disarm(agentId, DUE_AGENT);
