@@ -84,24 +84,23 @@ export class AgentCell {
   run<T>(operation: (tx: Tx) => Promise<T>): Promise<T> {
     this.queued += 1;
     const next = this.lane.then(async () => {
+      // Queued behind this cell's retirement: the agent's records live in a fresh cell now.
+      if (this.retired) return (await this.env.reload(this.id)).run(operation);
+      const tx = new Tx(this, this.env);
       try {
-        // Queued behind this cell's retirement: the agent's records live in a fresh cell now.
-        if (this.retired) return await (await this.env.reload(this.id)).run(operation);
-        const tx = new Tx(this, this.env);
-        try {
-          const result = await operation(tx);
-          await tx.flush();
-          return result;
-        } catch (error) {
-          this.rollback();
-          throw error;
-        }
-      } finally {
-        this.queued -= 1;
-        if (this.queued === 0 && !this.retired) this.env.settled(this);
+        const result = await operation(tx);
+        await tx.flush();
+        return result;
+      } catch (error) {
+        this.rollback();
+        throw error;
       }
     });
-    this.lane = next.catch(() => undefined);
+    const settle = () => {
+      this.queued -= 1;
+      if (this.queued === 0 && !this.retired) this.env.settled(this);
+    };
+    this.lane = next.then(settle, settle);
     return next;
   }
 
