@@ -14,6 +14,7 @@ import { AgentDoc, prune } from './agent-doc.js';
 import type { Clock } from './clock.js';
 import { newId } from './clock.js';
 import type { EventBus } from './event-bus.js';
+import type { AgentRoster } from './roster.js';
 
 export type AgentLogic = typeof agentMachine;
 export type AgentActor = Actor<AgentLogic>;
@@ -35,7 +36,14 @@ export interface CellEnv {
   /** Tells the agent's shard supervisor that a live actor appeared or went away. */
   attached(agentId: string, actor: AgentActor): void;
   detached(agentId: string): void;
-  onCommitted(cell: AgentCell): void;
+  /** The roster entry to commit with `doc`, or `undefined` when it would not change. */
+  rosterOf(agentId: string, doc: AgentDoc): AgentRoster | undefined;
+  /** A commit is durable; `roster` is the entry it carried, if any. */
+  onCommitted(cell: AgentCell, roster: AgentRoster | undefined): void;
+  /** The cell's lane ran everything queued: a chance to retire it. */
+  settled(cell: AgentCell): void;
+  /** The agent's current cell, for operations that reach a retired one. */
+  reload(agentId: string): Promise<AgentCell>;
   /** A commit was refused; a fenced (`lease_lost`) runtime stops its side effects at once. */
   commitFailed(error: unknown): void;
 }
@@ -61,6 +69,9 @@ export class AgentCell {
   actor: AgentActor | null = null;
   private lane: Promise<unknown> = Promise.resolve();
   private effects: EffectRequest[] = [];
+  /** Operations queued or running in the lane. */
+  private queued = 0;
+  private retired = false;
 
   constructor(
     readonly id: string,
@@ -71,7 +82,10 @@ export class AgentCell {
 
   /** Runs `operation` after every earlier one of this agent; a failure rolls the actor back. */
   run<T>(operation: (tx: Tx) => Promise<T>): Promise<T> {
+    this.queued += 1;
     const next = this.lane.then(async () => {
+      // Queued behind this cell's retirement: the agent's records live in a fresh cell now.
+      if (this.retired) return (await this.env.reload(this.id)).run(operation);
       const tx = new Tx(this, this.env);
       try {
         const result = await operation(tx);
@@ -81,6 +95,25 @@ export class AgentCell {
         this.rollback();
         throw error;
       }
+    });
+    const settle = () => {
+      this.queued -= 1;
+      if (this.queued === 0 && !this.retired) this.env.settled(this);
+    };
+    this.lane = next.then(settle, settle);
+    return next;
+  }
+
+  /**
+   * Ends this cell in its lane, after every operation queued before, if nothing was queued
+   * after and `quiet` still holds: `retired` runs (in the same turn, so no one
+   * finds this cell afterwards), and later operations go to a fresh cell loaded from the store.
+   */
+  retire(quiet: (cell: AgentCell) => boolean, retired: () => void): Promise<void> {
+    const next = this.lane.then(() => {
+      if (this.retired || this.queued > 0 || !quiet(this)) return;
+      this.retired = true;
+      retired();
     });
     this.lane = next.catch(() => undefined);
     return next;
@@ -262,6 +295,7 @@ export class Tx {
     }
     this.doc.last_commit_at = this.env.clock.now().toISOString();
     prune(this.doc);
+    const roster = this.env.rosterOf(this.cell.id, this.doc);
     let result;
     try {
       result = await this.env.store.commit({
@@ -270,6 +304,7 @@ export class Tx {
         doc: this.doc,
         events: this.events,
         fencing_token: this.env.fencingToken(),
+        ...(roster === undefined ? {} : { roster }),
       });
     } catch (error) {
       this.env.commitFailed(error);
@@ -279,7 +314,7 @@ export class Tx {
     this.touched = false;
     this.cell.commitDone(structuredClone(this.doc), result.version);
     this.env.bus.publish(result.events);
-    this.env.onCommitted(this.cell);
+    this.env.onCommitted(this.cell, roster);
     const effects = this.afterCommit;
     this.afterCommit = [];
     for (const effect of effects) effect();

@@ -77,8 +77,10 @@ import { admitMessage, headOfQueue, pendingCount, triggerOf, type NewMessage } f
 import { signalGroup, startCommand, waitForOutput, type CommandHandle, type CommandResult } from './process/index.js';
 import { ScriptedRunner } from './scripted-runner.js';
 import { buildSnapshot, migrateSnapshot, verifySnapshot } from './snapshots.js';
-import { assembleSummary, listEntry, statechartOf, triggerSummary, workItemView } from './summary.js';
+import { assembleSummary, statechartOf, triggerSummary, workItemView } from './summary.js';
 import { TimerAlarms } from './timers.js';
+import { AgentRoster, needsRecovery } from './roster.js';
+import { RosterIndex } from './roster-index.js';
 import type { TurnRunner } from './turn-runner.js';
 import { TurnOffers } from './turn-offers.js';
 import { reasonChain } from './reason-chain.js';
@@ -180,6 +182,8 @@ interface LiveTask {
 }
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
+/** The `dueAgents` alarm key of an agent (one per agent). */
+const DUE_AGENT = 'next-timer';
 const MAX_ACTOR_RECOVERIES = 3;
 
 /**
@@ -196,6 +200,11 @@ export class Runtime implements RuntimeApi {
   private readonly live = new Map<string, LiveTask>();
   private readonly kicks = new Set<string>();
   private readonly alarms: TimerAlarms;
+  /** Boot arms one alarm per never-loaded agent with a timer: at its due time it loads the agent, whose load arms its timers. */
+  private readonly dueAgents: TimerAlarms;
+  private readonly roster = new RosterIndex();
+  /** Agents whose cell is checked for retirement on the next turn of the event loop. */
+  private readonly retiring = new Set<string>();
   private readonly offers: TurnOffers;
   private readonly runs = new Map<string, AbortController>();
   private readonly idempotencyInFlight = new Map<string, Promise<unknown>>();
@@ -216,6 +225,7 @@ export class Runtime implements RuntimeApi {
     this.nodeId = nodeId;
     this.startedAt = clock.now();
     this.alarms = new TimerAlarms((agentId, timerId, dueAt) => void this.fireTimer(agentId, timerId, dueAt).catch(() => undefined), () => this.clock.now());
+    this.dueAgents = new TimerAlarms((agentId) => void this.loadCell(agentId).catch(() => undefined), () => this.clock.now());
     this.offers = new TurnOffers(() => this.clock.now());
     this.env = {
       store,
@@ -232,9 +242,13 @@ export class Runtime implements RuntimeApi {
         this.shardOf.get(agentId)?.send({ type: 'AGENT.DETACHED', agentId });
         this.shardOf.delete(agentId);
       },
-      onCommitted: () => {
+      rosterOf: (agentId, doc) => this.roster.changed(agentId, doc),
+      onCommitted: (cell, roster) => {
         this.lastCommitAt = this.clock.now().toISOString();
+        if (roster) this.roster.set(cell.id, roster);
       },
+      settled: (cell) => this.retireSoon(cell.id),
+      reload: (agentId) => this.cell(agentId),
       commitFailed: (error) => {
         if (error instanceof DomainError && error.code === 'lease_lost') this.onLeaseLost();
       },
@@ -315,6 +329,7 @@ export class Runtime implements RuntimeApi {
     if (this.leaseLost) return;
     this.leaseLost = true;
     this.alarms.disarmAll();
+    this.dueAgents.disarmAll();
     for (const controller of this.runs.values()) controller.abort();
     for (const task of this.live.values()) void task.handle.stop().catch(() => undefined);
   }
@@ -387,10 +402,17 @@ export class Runtime implements RuntimeApi {
     if (!pending) {
       pending = (async () => {
         const stored = await this.store.loadAgent(agentId);
-        if (!stored) return null;
+        if (!stored) {
+          // Nothing to keep for an id that names no agent (a typo, a probe).
+          this.store.evictAgent(agentId);
+          return null;
+        }
         const cell = new AgentCell(agentId, parseDoc(stored.doc), stored.version, this.env);
-        this.indexTriggers(cell.doc);
         this.cells.set(agentId, cell);
+        this.dueAgents.disarm(agentId, DUE_AGENT);
+        this.armTimers(cell.doc);
+        // Loaded for a read only, a quiet agent goes again once the reader is done.
+        this.retireSoon(agentId);
         return cell;
       })().finally(() => this.loading.delete(agentId));
       this.loading.set(agentId, pending);
@@ -424,14 +446,68 @@ export class Runtime implements RuntimeApi {
     return result;
   }
 
+  private retireSoon(agentId: string): void {
+    if (this.retiring.has(agentId)) return;
+    this.retiring.add(agentId);
+    setImmediate(() => {
+      this.retiring.delete(agentId);
+      void this.retire(agentId).catch(() => undefined);
+    });
+  }
+
+  /**
+   * A passivated agent that needs no recovery (asleep with nothing to do, terminated, or stopped
+   * and loaded after a restart) holds no memory: its cell leaves `cells` once its lane has
+   * drained, and the store drops its cached document. Its roster entry, armed timers and trigger
+   * hashes stay; the next access reloads it. An agent stopped in this process keeps its actor
+   * (stopping does not passivate), so it stays until the next restart.
+   */
+  private async retire(agentId: string): Promise<void> {
+    const cell = this.cells.get(agentId);
+    if (!cell || this.closing) return;
+    await cell.retire(
+      (c) => c.actor === null && !needsRecovery(c.doc),
+      () => {
+        if (this.cells.get(agentId) === cell) this.cells.delete(agentId);
+        this.shardOf.delete(agentId);
+        this.store.evictAgent(agentId);
+      },
+    );
+  }
+
   // ---------------------------------------------------------------- recovery at boot
 
+  /**
+   * Boot reads the roster, not the documents: it indexes every agent's trigger hashes, arms an
+   * alarm at each agent's next timer, and loads and recovers only the agents whose entry says
+   * they need it. Agents written before rosters existed (entry `null`) are recovered from their
+   * document, and that recovery commits their first entry.
+   */
   private async recoverAll(): Promise<void> {
-    for (const agentId of await this.store.listAgentIds()) {
+    const boot: string[] = [];
+    const unlisted = new Set<string>();
+    for (const { agent_id: agentId, roster } of await this.store.listRoster()) {
+      const entry = AgentRoster.safeParse(roster);
+      if (!entry.success) {
+        unlisted.add(agentId);
+        boot.push(agentId);
+        continue;
+      }
+      this.roster.set(agentId, entry.data);
+      if (entry.data.needs_recovery) boot.push(agentId);
+      else {
+        // Listing may have read the document into the store's cache.
+        this.store.evictAgent(agentId);
+        if (entry.data.next_timer_at) this.dueAgents.arm(agentId, DUE_AGENT, entry.data.next_timer_at);
+      }
+    }
+    for (const agentId of boot) {
       const cell = await this.loadCell(agentId);
       if (!cell) continue;
-      await cell.run(async (tx) => this.recoverAgent(tx));
-      this.armTimers(cell.doc);
+      await cell.run(async (tx) => {
+        await this.recoverAgent(tx);
+        if (unlisted.has(agentId)) tx.touch();
+      });
       this.kick(agentId);
     }
   }
@@ -1043,7 +1119,6 @@ export class Runtime implements RuntimeApi {
       delivery_count: 0,
     };
     tx.doc.triggers.push(trigger);
-    this.triggerIndex.set(trigger.token_hash, tx.cell.id);
     tx.emit('trigger_created', { trigger_id: trigger.id, delivery_mode: mode, is_default: isDefault });
     this.mintedTokens.set(tx.cell.id, { trigger: triggerSummary(trigger), token, delivery_mode: mode });
     return { trigger: triggerSummary(trigger), token, delivery_mode: mode };
@@ -1250,9 +1325,10 @@ export class Runtime implements RuntimeApi {
       this.kick(agentId);
       const minted = this.mintedTokens.get(agentId);
       this.mintedTokens.delete(agentId);
-      const trigger = existing.doc.triggers.find((t) => t.is_default && t.status === 'active');
+      const current = await this.cell(agentId);
+      const trigger = current.doc.triggers.find((t) => t.is_default && t.status === 'active');
       return {
-        agent: assembleSummary(existing),
+        agent: assembleSummary(current),
         external_trigger: minted ?? { trigger: trigger ? triggerSummary(trigger) : { id: '', delivery_mode: 'wake_hint' as const, status: 'revoked' as const }, token: '', delivery_mode: 'wake_hint' as const },
         replayed: true,
       };
@@ -1301,14 +1377,16 @@ export class Runtime implements RuntimeApi {
     cell.ensureActor();
     doc.machine = cell.actor?.getPersistedSnapshot() ?? null;
     let created;
+    const roster = this.roster.changed(agentId, doc);
     try {
-      created = await this.store.commit({ agent_id: agentId, expected_version: null, doc, events: [{ type: 'agent_created', payload: { agent_id: agentId, mission: doc.identity.mission }, ts: now }], fencing_token: this.fencingToken() });
+      created = await this.store.commit({ agent_id: agentId, expected_version: null, doc, events: [{ type: 'agent_created', payload: { agent_id: agentId, mission: doc.identity.mission }, ts: now }], fencing_token: this.fencingToken(), ...(roster ? { roster } : {}) });
     } catch (error) {
       cell.passivate();
       if (error instanceof DomainError && error.code === 'version_conflict') throw new DomainError('agent_exists', `agent ${agentId} already exists`, { agent_id: agentId });
       throw error;
     }
     cell.commitDone(structuredClone(doc), created.version);
+    if (roster) this.roster.set(agentId, roster);
     this.cells.set(agentId, cell);
     this.bus.publish(created.events);
     // Steps 3–6: checks, trigger + lease, first snapshot, commit to Active.
@@ -1324,15 +1402,16 @@ export class Runtime implements RuntimeApi {
     return { agent: assembleSummary(cell), external_trigger: minted, replayed: false };
   }
 
+  /** Served from the roster: listing loads no document. */
   async listAgents(query: PageQuery): Promise<Page<AgentListEntry>> {
     const q = PageQuery.parse(query);
-    const ids = (await this.store.listAgentIds()).sort();
+    const ids = this.roster.ids();
     const start = q.cursor ? ids.findIndex((id) => id > (q.cursor as string)) : 0;
     const slice = start < 0 ? [] : ids.slice(start, start + q.limit);
     const items: AgentListEntry[] = [];
     for (const id of slice) {
-      const cell = await this.loadCell(id);
-      if (cell) items.push(listEntry(cell));
+      const entry = this.roster.get(id);
+      if (entry) items.push({ agent_id: id, ...entry.listing });
     }
     const last = slice.at(-1);
     return { items, next_cursor: last && start + q.limit < ids.length ? last : null };
@@ -1359,7 +1438,6 @@ export class Runtime implements RuntimeApi {
 
   async control(agentId: string, request: ControlRequest): Promise<AgentSummary> {
     const req = ControlRequest.parse(request);
-    const cell = await this.cell(agentId);
     await this.mutate(agentId, async (tx) => {
       if (req.action === 'stop') {
         if (tx.doc.state.status === 'stopped') return;
@@ -1373,7 +1451,8 @@ export class Runtime implements RuntimeApi {
       tx.emit('control_applied', { action: req.action });
       await this.drainEffects(tx);
     }, req.expected_version !== undefined ? { expected_version: req.expected_version } : {});
-    return assembleSummary(cell);
+    // The operation may have run in a fresh cell, if this one retired in between.
+    return assembleSummary(await this.cell(agentId));
   }
 
   async transition(agentId: string, request: TransitionRequest): Promise<{ record: TransitionRecord; replayed: boolean }> {
@@ -1546,8 +1625,10 @@ export class Runtime implements RuntimeApi {
       await tx.flush();
       await this.drainEffects(tx);
     });
-    if ((cell.doc.state.phase as string) === 'terminated') cell.passivate();
-    return assembleSummary(cell);
+    // The operation may have run in a fresh cell, if this one retired in between.
+    const current = await this.cell(agentId);
+    if (current.doc.state.phase === 'terminated') current.passivate();
+    return assembleSummary(current);
   }
 
   // ---------------------------------------------------------------- messages
@@ -2002,15 +2083,9 @@ export class Runtime implements RuntimeApi {
     });
   }
 
-  /** token hash → agent, for every trigger of every loaded agent (all agents are loaded at boot). */
-  private readonly triggerIndex = new Map<string, string>();
-
-  private indexTriggers(doc: AgentDoc): void {
-    for (const trigger of doc.triggers) this.triggerIndex.set(trigger.token_hash, doc.identity.agent_id);
-  }
-
+  /** The roster indexes every agent's active token hashes, so a capability finds its agent unloaded. */
   private async findTrigger(token: string): Promise<{ agentId: string; trigger: ExternalTriggerRecord } | null> {
-    const agentId = this.triggerIndex.get(hashToken(token));
+    const agentId = this.roster.agentForTokenHash(hashToken(token));
     const cell = agentId ? await this.loadCell(agentId) : null;
     // The map lookup narrows; the stored hash is still compared in constant time.
     const trigger = cell?.doc.triggers.find((t) => tokenMatches(token, t.token_hash));
@@ -2124,6 +2199,7 @@ export class Runtime implements RuntimeApi {
     this.closing = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.alarms.disarmAll();
+    this.dueAgents.disarmAll();
     this.offers.close();
     for (const controller of this.runs.values()) controller.abort();
     // Settle every lane, then stop processes: their tasks become interrupted on the next start.

@@ -4,7 +4,6 @@ import {
   deriveWorkItemScheduling,
 } from '../../machines/contracts/index.js';
 import type {
-  AgentListEntry,
   AgentSummary,
   ExternalTriggerSummary,
   ExternalTriggerRecord,
@@ -78,19 +77,5 @@ export function assembleSummary(cell: AgentCell): AgentSummary {
     phase: doc.state.phase,
     state_version: doc.state.state_version,
     statechart: statechartOf(cell),
-  };
-}
-
-export function listEntry(cell: AgentCell): AgentListEntry {
-  const doc = cell.doc;
-  const closure = doc.last_closure;
-  return {
-    agent_id: doc.identity.agent_id,
-    status: doc.state.status,
-    phase: doc.state.phase,
-    scheduling_posture: derivePosture(factsOf(doc)),
-    pending: doc.state.pending,
-    current_run_id: doc.state.current_run_id,
-    waiting_reason: closure?.waiting_reason ?? null,
   };
 }

@@ -1,0 +1,48 @@
+import type { AgentDoc } from './agent-doc.js';
+import { compactHash, rosterOf, type AgentRoster } from './roster.js';
+
+/**
+ * Every agent's latest committed roster entry, resident for all agents whether their cell is
+ * loaded or not, and the capability token hash → agent index derived from the entries. Entries
+ * are kept as JSON: a string is about half the heap of the parsed object, and it is what the
+ * change check compares.
+ */
+export class RosterIndex {
+  private readonly entries = new Map<string, string>();
+  private readonly byTokenHash = new Map<string, string>();
+  /** `ids()`, until an agent is added. */
+  private sorted: string[] | null = null;
+
+  /** The entry to commit with `doc`, or `undefined` when the agent's recorded entry is the same. */
+  changed(agentId: string, doc: AgentDoc): AgentRoster | undefined {
+    const entry = rosterOf(doc);
+    return JSON.stringify(entry) === this.entries.get(agentId) ? undefined : entry;
+  }
+
+  /** Records the entry a commit carried (or boot listed). */
+  set(agentId: string, entry: AgentRoster): void {
+    for (const hash of this.get(agentId)?.trigger_hashes ?? []) {
+      if (this.byTokenHash.get(hash) === agentId) this.byTokenHash.delete(hash);
+    }
+    for (const hash of entry.trigger_hashes) this.byTokenHash.set(hash, agentId);
+    if (!this.entries.has(agentId)) this.sorted = null;
+    this.entries.set(agentId, JSON.stringify(entry));
+  }
+
+  get(agentId: string): AgentRoster | undefined {
+    const json = this.entries.get(agentId);
+    // Only `set` writes the map, with entries the schema built.
+    return json === undefined ? undefined : (JSON.parse(json) as AgentRoster);
+  }
+
+  /** The agent holding the active capability whose token hashes to `tokenHash` (hex). */
+  agentForTokenHash(tokenHash: string): string | undefined {
+    return this.byTokenHash.get(compactHash(tokenHash));
+  }
+
+  /** Every agent with an entry, sorted (the caller must not modify the array). */
+  ids(): readonly string[] {
+    this.sorted ??= [...this.entries.keys()].sort();
+    return this.sorted;
+  }
+}
