@@ -10,12 +10,17 @@ interface Entry {
 /**
  * Open append-mode handles of event-log segments, shared by path. Appends reuse the open handle
  * (no open/close per commit); idle handles beyond `maxIdle` are closed least-recently-used first,
- * so thousands of agents do not exhaust file descriptors.
+ * so thousands of agents do not exhaust file descriptors. Handles in use are bounded by the
+ * callers (a batch writes a bounded number of agents at a time).
  */
 export class AppendHandles {
   private readonly entries = new Map<string, Entry>();
 
-  constructor(private readonly maxIdle = 64) {}
+  constructor(private readonly maxIdle = 256) {}
+
+  get openCount(): number {
+    return this.entries.size;
+  }
 
   async use<R>(path: string, fn: (handle: FileHandle) => Promise<R>): Promise<R> {
     let entry = this.entries.get(path);
@@ -48,6 +53,17 @@ export class AppendHandles {
     if (entry === undefined) return;
     this.entries.delete(path);
     await closeQuietly(entry);
+  }
+
+  /** Closes the idle handles of files under `dir` (an evicted agent's segments). */
+  async closeUnder(dir: string): Promise<void> {
+    const closing: Promise<void>[] = [];
+    for (const [path, entry] of this.entries) {
+      if (entry.users > 0 || !path.startsWith(dir)) continue;
+      this.entries.delete(path);
+      closing.push(closeQuietly(entry));
+    }
+    await Promise.all(closing);
   }
 
   async closeAll(): Promise<void> {
