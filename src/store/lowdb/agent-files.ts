@@ -1,7 +1,8 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DomainError } from '../../domain/index.js';
-import type { AppendHandles } from './append-handles.js';
+import type { OpenFiles } from './open-files.js';
 import type { DirectorySyncer } from './directory-syncer.js';
 import { AgentEventLog } from './event-log.js';
 import type { EventLine } from './event-log.js';
@@ -25,13 +26,13 @@ export function docFileText(write: AgentWrite): string {
 
 /**
  * `agents/<agent_id>/doc.json` and `agents/<agent_id>/events/`: written through on every commit
- * (temp file + rename, no fsync: the write-ahead log is what makes a commit durable), fsynced by
- * checkpoints. Nothing here is cached per agent.
+ * without fsync (the write-ahead log is what makes a commit durable), fsynced by checkpoints.
+ * Nothing here is cached per agent.
  */
 export class AgentFiles {
   constructor(
     readonly agentsDir: string,
-    private readonly handles: AppendHandles,
+    private readonly handles: OpenFiles,
     private readonly directories: DirectorySyncer,
   ) {}
 
@@ -70,12 +71,20 @@ export class AgentFiles {
     }
   }
 
-  /** Appends the events, then replaces doc.json: a reader never sees a doc ahead of its events. */
-  async writeThrough(agent_id: string, write: AgentWrite, lines: EventLine[]): Promise<void> {
+  /**
+   * Appends the events, then replaces doc.json: a reader never sees a doc ahead of its events.
+   * `previous_last_seq` (`null` for a new agent) tells whether its directories may be missing.
+   */
+  async writeThrough(agent_id: string, write: AgentWrite, lines: EventLine[], previous_last_seq: number | null): Promise<void> {
     const log = this.eventLog(agent_id);
-    await mkdir(lines.length > 0 ? log.dir : this.dir(agent_id), { recursive: true });
-    if (lines.length > 0) await log.append(lines);
-    await replaceFile(this.docPath(agent_id), docFileText(write));
+    if (previous_last_seq === null || (previous_last_seq === 0 && lines.length > 0)) {
+      mkdirSync(lines.length > 0 ? log.dir : this.dir(agent_id), { recursive: true });
+    }
+    if (lines.length > 0) log.append(lines);
+    const path = this.docPath(agent_id);
+    const text = docFileText(write);
+    // The first doc.json appears whole (a reader never sees it empty), later ones are rewritten in place.
+    if (!this.handles.overwrite(path, text)) await replaceFile(path, text);
   }
 
   /**

@@ -2,6 +2,7 @@ import type { AgentFiles } from './agent-files.js';
 import type { DirectorySyncer } from './directory-syncer.js';
 import { replaceFileDurably } from './durable-json-file.js';
 import { forEachLimited } from './limited.js';
+import { syncFileSystem } from './sync-filesystem.js';
 import { RosterIndex } from './roster-index.js';
 import type { IndexEntry } from './roster-index.js';
 import type { WriteAheadLog } from './write-ahead-log.js';
@@ -27,17 +28,19 @@ export interface CheckpointTargets {
 const SYNCS_IN_FLIGHT = 32;
 
 /**
- * Makes the written-through files of the dirty agents durable (each file fsynced once per
- * round), then writes `roster.tsv` from the captured index, then deletes the covered
+ * Makes the written-through files of the dirty agents durable (one `syncfs` of the file system,
+ * or, where that is unavailable, each file fsynced once per round), then writes `roster.tsv` from the captured index, then deletes the covered
  * write-ahead log files. A crash at any point leaves the log files, which recovery replays.
  */
 export async function writeCheckpoint(capture: CheckpointCapture, targets: CheckpointTargets): Promise<void> {
   const { files, directories } = targets;
-  await forEachLimited([...capture.dirty], SYNCS_IN_FLIGHT, async ([agent_id, from_seq]) => {
-    const entry = capture.entries.get(agent_id);
-    if (entry !== undefined) await files.sync(agent_id, from_seq, entry.last_event_seq);
-  });
-  if (capture.dirty.size > 0) await directories.sync(files.agentsDir);
+  if (capture.dirty.size > 0 && !(await syncFileSystem(files.agentsDir))) {
+    await forEachLimited([...capture.dirty], SYNCS_IN_FLIGHT, async ([agent_id, from_seq]) => {
+      const entry = capture.entries.get(agent_id);
+      if (entry !== undefined) await files.sync(agent_id, from_seq, entry.last_event_seq);
+    });
+    await directories.sync(files.agentsDir);
+  }
   await replaceFileDurably(targets.rosterPath, RosterIndex.serialize(capture.entries), directories);
   await targets.wal.retire(capture.walFiles);
 }

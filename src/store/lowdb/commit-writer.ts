@@ -180,7 +180,8 @@ export class CommitWriter {
       await this.ctx.wal.append(encodeFrames(all.map(walPayload)));
       await forEachLimited([...byAgent], AGENTS_WRITTEN_IN_FLIGHT, async ([agent_id, list]) => {
         const last = list.at(-1) as Accepted;
-        await this.ctx.files.writeThrough(agent_id, last.write, list.flatMap((a) => a.lines));
+        const previous = this.ctx.index.get(agent_id)?.last_event_seq ?? null;
+        await this.ctx.files.writeThrough(agent_id, last.write, list.flatMap((a) => a.lines), previous);
       });
     } catch (err) {
       // The log may hold these commits (they land at the next open) while memory does not.

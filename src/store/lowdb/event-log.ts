@@ -1,9 +1,9 @@
 import { readdir, readFile, rm, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentEvent, DomainError } from '../../domain/index.js';
-import type { AppendHandles } from './append-handles.js';
+import type { OpenFiles } from './open-files.js';
 import type { DirectorySyncer } from './directory-syncer.js';
-import { fsyncFile, isNotFound, writeAll } from './fs-util.js';
+import { fsyncFile, isNotFound } from './fs-util.js';
 
 /** Events per segment file; a segment is never rewritten once the log has moved past it. */
 export const SEGMENT_SIZE = 1000;
@@ -34,7 +34,7 @@ export class AgentEventLog {
   constructor(
     readonly dir: string,
     private readonly agent_id: string,
-    private readonly handles: AppendHandles,
+    private readonly handles: OpenFiles,
     private readonly directories: DirectorySyncer,
   ) {}
 
@@ -74,7 +74,7 @@ export class AgentEventLog {
   }
 
   /** Appends consecutive events to their segments (durable through the write-ahead log, not here). */
-  async append(lines: EventLine[]): Promise<void> {
+  append(lines: EventLine[]): void {
     const bySegment = new Map<number, string[]>();
     for (const { event_seq, line } of lines) {
       const segment = segmentOf(event_seq);
@@ -83,15 +83,14 @@ export class AgentEventLog {
       else group.push(line);
     }
     for (const [segment, group] of bySegment) {
-      const buffer = Buffer.from(`${group.join('\n')}\n`, 'utf8');
-      await this.handles.use(this.segmentPath(segment), (handle) => writeAll(handle, buffer));
+      this.handles.append(this.segmentPath(segment), Buffer.from(`${group.join('\n')}\n`, 'utf8'));
     }
   }
 
   /** fdatasyncs the segments holding `from_seq..to_seq` (a checkpoint). */
   async sync(from_seq: number, to_seq: number): Promise<void> {
     for (let segment = segmentOf(from_seq); segment <= segmentOf(to_seq); segment += 1) {
-      await this.handles.use(this.segmentPath(segment), (handle) => handle.datasync());
+      await fsyncFile(this.segmentPath(segment));
     }
   }
 
@@ -145,7 +144,7 @@ export class AgentEventLog {
   }
 
   private async truncateSegment(path: string, length: number): Promise<void> {
-    await this.handles.close(path);
+    this.handles.close(path);
     await truncate(path, length);
     await fsyncFile(path);
   }
@@ -161,7 +160,7 @@ export class AgentEventLog {
         continue;
       }
       const path = this.segmentPath(segment);
-      await this.handles.close(path);
+      this.handles.close(path);
       await rm(path, { force: true });
       removed = true;
     }

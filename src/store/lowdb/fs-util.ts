@@ -95,7 +95,8 @@ export async function writeAll(handle: FileHandle, buffer: Buffer): Promise<void
 /**
  * Replaces `path` atomically through a temp file and a rename, without fsyncs: a reader (or a
  * process looking after a SIGKILL) sees the old or the new file, never a torn one. Durability
- * against power loss comes from elsewhere (the write-ahead log, then a checkpoint's fsyncs).
+ * against power loss comes from elsewhere (the write-ahead log, then a checkpoint). Creating and
+ * renaming an inode waits on the file system's journal, so callers run many in parallel.
  */
 export async function replaceFile(path: string, text: string): Promise<void> {
   const temp = tempPathFor(path);
@@ -103,7 +104,7 @@ export async function replaceFile(path: string, text: string): Promise<void> {
     await writeFile(temp, text);
     await rename(temp, path);
   } catch (err) {
-    await rm(temp, { force: true }).catch(() => undefined);
+    await rm(temp, { force: true });
     throw err;
   }
 }

@@ -5,7 +5,7 @@ import { assertAgentId } from '../shared/commit-rules.js';
 import { pageSeqs } from '../shared/event-page.js';
 import type { Commit, CommitResult, EventPage, EventPageQuery, Lease, RosterEntry, Store, StoredAgent } from '../store.js';
 import { AgentFiles } from './agent-files.js';
-import { AppendHandles } from './append-handles.js';
+import { OpenFiles } from './open-files.js';
 import { CommitWriter } from './commit-writer.js';
 import { DirectorySyncer } from './directory-syncer.js';
 import { removeDeadTempFiles, storeError } from './fs-util.js';
@@ -50,7 +50,7 @@ export class LowdbStore implements Store {
   private readonly writerLockPath: string;
   private readonly exclusiveProcessLock: boolean;
   private readonly directories = new DirectorySyncer();
-  private readonly handles = new AppendHandles();
+  private readonly handles = new OpenFiles();
   private readonly files: AgentFiles;
   private readonly lease: LeaseFile;
   private readonly globals: GlobalSpace;
@@ -130,7 +130,7 @@ export class LowdbStore implements Store {
       await this.globals.idle();
       await this.lease.idle();
       await this.wal.close();
-      await this.handles.closeAll();
+      this.handles.closeAll();
     } finally {
       this.globals.forget();
       await this.releaseWriterLock();
@@ -191,7 +191,7 @@ export class LowdbStore implements Store {
   /** The store caches no document; this closes the agent's idle segment files. */
   evictAgent(agent_id: string): void {
     assertAgentId(agent_id);
-    void this.handles.closeUnder(`${this.files.dir(agent_id)}${sep}`);
+    this.handles.closeUnder(`${this.files.dir(agent_id)}${sep}`);
   }
 
   /** Counts of what the store holds in memory (tests: eviction and boundedness). */

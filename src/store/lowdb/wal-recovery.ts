@@ -107,9 +107,10 @@ async function repairAgent(files: AgentFiles, agent_id: string, entry: IndexEntr
       agent_id,
       { version: entry.version, last_event_seq: entry.last_event_seq, docJson: JSON.stringify(latest.d ?? null), rosterJson: entry.rosterJson },
       lines,
+      null,
     );
   } else if (lines.length > 0) {
-    await log.append(lines);
+    log.append(lines);
   }
   // Records are sorted by version, so the first event of the first record with events is the oldest.
   const firstLogged = records.find((record) => record.e.length > 0)?.e[0]?.event_seq ?? have + 1;
