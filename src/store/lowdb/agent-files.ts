@@ -81,10 +81,8 @@ export class AgentFiles {
       mkdirSync(lines.length > 0 ? log.dir : this.dir(agent_id), { recursive: true });
     }
     if (lines.length > 0) log.append(lines);
-    const path = this.docPath(agent_id);
-    const text = docFileText(write);
-    // The first doc.json appears whole (a reader never sees it empty), later ones are rewritten in place.
-    if (!this.handles.overwrite(path, text)) await replaceFile(path, text);
+    // Replaced whole, never rewritten in place: other processes read doc.json while it is written.
+    await replaceFile(this.docPath(agent_id), docFileText(write));
   }
 
   /**

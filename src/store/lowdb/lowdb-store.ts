@@ -30,7 +30,7 @@ export interface LowdbStoreOptions {
 /** Per-agent state kept in memory, for tests of eviction and boundedness. */
 export interface LowdbResidentState {
   agents: number;
-  openSegmentFiles: number;
+  openFiles: number;
   /** Agents written since the last checkpoint (their files are not fsynced yet). */
   uncheckpointedAgents: number;
 }
@@ -196,7 +196,7 @@ export class LowdbStore implements Store {
 
   /** Counts of what the store holds in memory (tests: eviction and boundedness). */
   residentState(): LowdbResidentState {
-    return { agents: this.index.size, openSegmentFiles: this.handles.openCount, uncheckpointedAgents: this.writer.dirtyAgents };
+    return { agents: this.index.size, openFiles: this.handles.openCount, uncheckpointedAgents: this.writer.dirtyAgents };
   }
 
   /** Runs a checkpoint round now (tests; close does it too). */
