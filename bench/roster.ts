@@ -1,0 +1,89 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LowdbStore } from '../src/store/index.js';
+import { scratchDir } from './lib/fixtures.js';
+import { progress, runBenchmark } from './lib/harness.js';
+import { pairwiseRatios } from './lib/stats.js';
+
+/**
+ * The store's share of a restart: `open()` + `listRoster()` of a fresh `LowdbStore` over a data
+ * directory of `ROSTER_AGENTS` (default 20,000) agents, each with a ~6 KB document and a roster
+ * entry. Baseline in the same run: reading and parsing every doc.json, which is what listing
+ * the agents cost before the roster index. Usage: `npx tsx bench/roster.ts`.
+ */
+
+const AGENTS = Number(process.env['ROSTER_AGENTS'] ?? 20_000);
+const RUNS = 5;
+const BATCH = 1000;
+
+function doc(i: number): Record<string, unknown> {
+  return { i, snapshots: 'p'.repeat(6000) };
+}
+
+async function readEveryDoc(dataDir: string, ids: string[]): Promise<number> {
+  const started = performance.now();
+  let versions = 0;
+  for (const id of ids) {
+    const parsed = JSON.parse(await readFile(join(dataDir, 'agents', id, 'doc.json'), 'utf8')) as { version: number };
+    versions += parsed.version;
+  }
+  if (versions < ids.length) throw new Error('a doc.json lost its version');
+  return (performance.now() - started) / 1000;
+}
+
+runBenchmark('roster', 10 * 60_000, async () => {
+  const scratch = scratchDir('roster');
+  const dataDir = join(scratch.dir, 'data');
+  const ids = Array.from({ length: AGENTS }, (_, i) => `agent-${String(i).padStart(6, '0')}`);
+  const restart: number[] = [];
+  const scan: number[] = [];
+  const rss: number[] = [];
+  try {
+    const writer = new LowdbStore({ dataDir });
+    await writer.open();
+    const lease = await writer.acquireLease(`bench-${process.pid}`, 600_000, new Date());
+    const created = performance.now();
+    for (let start = 0; start < ids.length; start += BATCH) {
+      await Promise.all(
+        ids.slice(start, start + BATCH).map((agent_id, k) =>
+          writer.commit({
+            agent_id,
+            expected_version: null,
+            doc: doc(start + k),
+            events: [{ type: 'message_queued', payload: { k }, ts: new Date().toISOString() }],
+            fencing_token: lease.fencing_token,
+            roster: { phase: 'sleeping', status: 'running', trigger_hashes: [`h${start + k}`], next_timer_due: null },
+          }),
+        ),
+      );
+    }
+    progress(`${AGENTS} agents created in ${((performance.now() - created) / 1000).toFixed(1)} s`);
+    await writer.close();
+
+    for (let run = 0; run < RUNS; run += 1) {
+      scan.push(await readEveryDoc(dataDir, ids));
+      const started = performance.now();
+      const store = new LowdbStore({ dataDir });
+      await store.open();
+      const roster = await store.listRoster();
+      restart.push((performance.now() - started) / 1000);
+      rss.push(process.memoryUsage().rss / 2 ** 20);
+      if (roster.length !== AGENTS) throw new Error(`listed ${roster.length} of ${AGENTS} agents`);
+      await store.close();
+      progress(`run ${run + 1}/${RUNS}: open + listRoster ${restart.at(-1)?.toFixed(3)} s, reading every doc.json ${scan.at(-1)?.toFixed(2)} s`);
+    }
+  } finally {
+    scratch.remove();
+  }
+  return {
+    metrics: [
+      { name: `baseline: read + parse every doc.json (${AGENTS})`, unit: 's', samples: scan },
+      { name: `open() + listRoster(), ${AGENTS} agents`, unit: 's', samples: restart },
+      { name: 'per agent', unit: 'µs', samples: restart.map((s) => (s / AGENTS) * 1e6) },
+      { name: 'projected to 100,000 agents', unit: 's', samples: restart.map((s) => (s / AGENTS) * 100_000) },
+      { name: 'ratio open + listRoster / reading every doc.json', unit: '×', samples: pairwiseRatios(restart, scan) },
+      { name: 'process RSS after listRoster', unit: 'MiB', samples: rss },
+    ],
+    notes: [`${AGENTS} agents with a ~6 KB document and a ~90 B roster entry; a fresh LowdbStore per run, after a clean close (no log to replay)`],
+  };
+});
