@@ -124,7 +124,8 @@ export class CommitWriter {
   /** Between two batches: every record in the rotated files is in the index and written through. */
   private async startRound(request: CheckpointRequest): Promise<void> {
     try {
-      if (!(await this.ctx.mayCheckpoint())) {
+      // After a failed write the index may lag the log: only a reopen's recovery may retire it.
+      if (this.failure !== null || !(await this.ctx.mayCheckpoint())) {
         request.resolve();
         return;
       }
