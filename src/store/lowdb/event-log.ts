@@ -53,9 +53,10 @@ export class AgentEventLog {
   /**
    * Keeps the longest prefix of whole, dense events up to `max_seq` and cuts everything after
    * it; returns the prefix's last `event_seq`. Recovery then appends the rest from the
-   * write-ahead log.
+   * write-ahead log. Lines up to `trusted_seq` (made durable by a checkpoint) are counted, not
+   * parsed.
    */
-  async recoverPrefix(max_seq: number): Promise<number> {
+  async recoverPrefix(max_seq: number, trusted_seq: number): Promise<number> {
     const kept = await this.removeSegmentsPast(max_seq);
     const segment = kept.at(-1);
     if (segment === undefined) return 0;
@@ -65,7 +66,8 @@ export class AgentEventLog {
     let seq = segment * SEGMENT_SIZE;
     while (seq < max_seq) {
       const newline = bytes.indexOf(10, end);
-      if (newline === -1 || readSeq(bytes.subarray(end, newline).toString('utf8')) !== seq + 1) break;
+      if (newline === -1) break;
+      if (seq >= trusted_seq && readSeq(bytes.subarray(end, newline).toString('utf8')) !== seq + 1) break;
       end = newline + 1;
       seq += 1;
     }

@@ -62,6 +62,8 @@ export async function recoverIndex(options: RecoveryOptions): Promise<RecoveredI
 
   const dirty: DirtyAgents = new Map();
   const repaired = new Set<string>();
+  // What the last checkpoint made durable, before the log is laid over it (doc.json alone proves nothing).
+  const checkpointed = new Map([...byAgent.keys()].map((agent_id) => [agent_id, rosterMissing ? 0 : (entries.get(agent_id)?.last_event_seq ?? 0)]));
   for (const [agent_id, records] of byAgent) {
     records.sort((a, b) => a.v - b.v);
     const latest = records.at(-1) as WalRecord;
@@ -76,7 +78,7 @@ export async function recoverIndex(options: RecoveryOptions): Promise<RecoveredI
   if (options.repair) {
     await forEachLimited([...byAgent], REPAIRS_IN_FLIGHT, async ([agent_id, records]) => {
       const entry = entries.get(agent_id) as IndexEntry;
-      dirty.set(agent_id, await repairAgent(files, agent_id, entry, records));
+      dirty.set(agent_id, await repairAgent(files, agent_id, entry, records, checkpointed.get(agent_id) ?? 0));
       repaired.add(agent_id);
     });
   }
@@ -88,9 +90,9 @@ export async function recoverIndex(options: RecoveryOptions): Promise<RecoveredI
  * are appended, a torn or unacknowledged tail is cut, an older (or torn) doc.json is rewritten.
  * Returns the first `event_seq` that is not known to be fsynced.
  */
-async function repairAgent(files: AgentFiles, agent_id: string, entry: IndexEntry, records: WalRecord[]): Promise<number> {
+async function repairAgent(files: AgentFiles, agent_id: string, entry: IndexEntry, records: WalRecord[], checkpointed: number): Promise<number> {
   const log = files.eventLog(agent_id);
-  const have = await log.recoverPrefix(entry.last_event_seq);
+  const have = await log.recoverPrefix(entry.last_event_seq, checkpointed);
   const lines: EventLine[] = [];
   const bySeq = new Map(records.flatMap((record) => record.e.map((event) => [event.event_seq, event] as const)));
   for (let seq = have + 1; seq <= entry.last_event_seq; seq += 1) {
