@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AgentEvent } from '../../domain/index.js';
+import { AgentEvent, AgentId } from '../../domain/index.js';
 import type { Lease, StoredAgent } from '../store.js';
 
 /** Parsers for what the lowdb store keeps on disk; typed against the port so the two cannot drift. */
@@ -32,7 +32,7 @@ export type GlobalRecord = z.infer<typeof GlobalRecord>;
  * effect, absent while none was ever given) and the events it appended.
  */
 export const WalRecord = z.object({
-  a: z.string().min(1),
+  a: AgentId,
   v: z.number().int().positive(),
   s: z.number().int().nonnegative(),
   d: z.unknown(),
