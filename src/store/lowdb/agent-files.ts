@@ -19,7 +19,7 @@ export interface AgentWrite {
 }
 
 /** `{version, last_event_seq, doc, roster?}` from already serialized parts (nothing is stringified twice). */
-export function docFileText(write: AgentWrite): string {
+function docFileText(write: AgentWrite): string {
   const roster = write.rosterJson === undefined ? '' : `,"roster":${write.rosterJson}`;
   return `{"version":${write.version},"last_event_seq":${write.last_event_seq},"doc":${write.docJson}${roster}}`;
 }

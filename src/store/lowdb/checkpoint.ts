@@ -11,7 +11,7 @@ import type { WriteAheadLog } from './write-ahead-log.js';
 export type DirtyAgents = Map<string, number>;
 
 /** What one checkpoint round covers, captured between two commit batches. */
-export interface CheckpointCapture {
+interface CheckpointCapture {
   /** Write-ahead log files every record of which is reflected in `entries` and the agents' files. */
   walFiles: string[];
   dirty: DirtyAgents;
