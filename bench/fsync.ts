@@ -15,10 +15,10 @@ import { median, pairwiseRatios } from './lib/stats.js';
  *  - `1,000 agents`: one commit to each of 1,000 agents, all issued at once (the runtime's shape:
  *    each agent's lane has one commit in flight). The target is checked here.
  *  - `one agent, one tick`: 1,000 chained commits to one agent issued in the same tick, which the
- *    per-agent group commit folds into one batch.
+ *    group commit folds into one batch.
  * A reference row shows what the disk allows with group commit across agents: batches of 1,000
  * records of 4 KiB + 200 B (a fresh agent's doc plus one event) appended to one shared file with
- * one fdatasync per batch. Nothing in the runtime writes like that yet.
+ * one fdatasync per batch: the lowdb store's write-ahead log without the per-agent write-through.
  */
 
 const RUNS = 5;
@@ -155,7 +155,7 @@ runBenchmark('fsync', 4 * 60_000, async () => {
       { name: '  ratio shared log / fsync loop', unit: '×', samples: pairwiseRatios(shared, baseline) },
     ],
     notes: [
-      'every commit is acknowledged only after its events are fdatasynced and doc.json is durably replaced (temp fsync, rename, directory fsync)',
+      'every commit is acknowledged once its batch of write-ahead log records is fdatasynced (one per batch, across agents) and its events and doc.json are written through (append; temp file + rename, no fsync)',
       `baseline loop: ≤ ${FSYNC_LOOP_MS} ms or ${FSYNC_LOOP_MAX} iterations per run, one writer`,
     ],
   };

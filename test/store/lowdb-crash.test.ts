@@ -16,8 +16,8 @@ afterEach(async () => {
 });
 afterAll(() => dirs.cleanup());
 
-function startWorker(dataDir: string, mode: 'exclusive' | 'shared'): StoreWorker {
-  const worker = StoreWorker.start(dataDir, mode);
+function startWorker(dataDir: string, mode: 'exclusive' | 'shared', checkpointBytes?: number): StoreWorker {
+  const worker = StoreWorker.start(dataDir, mode, checkpointBytes);
   workers.push(worker);
   return worker;
 }
@@ -84,6 +84,39 @@ describe('lowdb store with a real writer process', () => {
 
       const next = await store.commit(commitOf(lease, agent, version, { n: version + 1 }, newEvents(1)));
       expect(next.events[0]?.event_seq).toBe(version * EVENTS_PER_COMMIT + 1);
+    }
+  });
+
+  it('keeps the roster equal to the acknowledged commits across SIGKILLs that land mid-stream and mid-checkpoint', async () => {
+    const dataDir = await dirs.make();
+    const agents = ['agent-a', 'agent-b', 'agent-c', 'agent-d'];
+    const acknowledged = new Map<string, number>();
+    for (let round = 0; round < 4; round += 1) {
+      // 64 KiB of log per checkpoint: rounds start every few dozen commits, so kills land inside them too.
+      const worker = startWorker(dataDir, 'exclusive', 64 * 1024);
+      await worker.ok('open');
+      await worker.ok('acquire', { holder: `child-${round}`, ttl_ms: 1_000, now: at(round * 10_000).toISOString() });
+      await worker.ok('loop', { agents, events: 40 });
+      await worker.commitsReached(150 + round * 37);
+      await worker.kill();
+      for (const [agent, version] of worker.acknowledged) acknowledged.set(agent, version);
+
+      const store = await openStore(dataDir, true);
+      const roster = await store.listRoster();
+      expect(roster.map((e) => e.agent_id)).toEqual(agents);
+      for (const entry of roster) {
+        // Every acknowledged commit is listed; at most the ones in flight at the kill landed on top.
+        expect(entry.version).toBeGreaterThanOrEqual(acknowledged.get(entry.agent_id) ?? 1);
+        expect(entry.roster).toEqual({ n: entry.version });
+        const stored = await store.loadAgent(entry.agent_id);
+        expect(stored).toEqual({ version: entry.version, doc: { n: entry.version }, last_event_seq: entry.version * 40 });
+        const page = await store.readEvents(entry.agent_id, { before_seq: entry.version * 40 + 1, limit: 1, order: 'desc' });
+        expect(page.events[0]?.payload).toEqual({ commit: entry.version, k: 39 });
+      }
+      // The next writer continues from what this one recovered.
+      await store.close();
+      stores.splice(stores.indexOf(store), 1);
+      for (const entry of roster) acknowledged.set(entry.agent_id, entry.version);
     }
   });
 

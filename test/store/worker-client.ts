@@ -35,8 +35,9 @@ export class StoreWorker {
     createInterface({ input: child.stdout }).on('line', (line) => this.onLine(line));
   }
 
-  static start(dataDir: string, mode: 'exclusive' | 'shared'): StoreWorker {
-    const child = spawn(process.execPath, ['--import', 'tsx', workerScript, dataDir, mode], {
+  static start(dataDir: string, mode: 'exclusive' | 'shared', checkpointBytes?: number): StoreWorker {
+    const extra = checkpointBytes === undefined ? [] : [String(checkpointBytes)];
+    const child = spawn(process.execPath, ['--import', 'tsx', workerScript, dataDir, mode, ...extra], {
       cwd: projectRoot,
       stdio: ['pipe', 'pipe', 'pipe'],
     });

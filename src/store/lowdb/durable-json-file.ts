@@ -40,24 +40,32 @@ export class DurableJsonFile<T> implements Adapter<T> {
   }
 
   async write(data: T): Promise<void> {
-    const temp = tempPathFor(this.path);
+    await replaceFileDurably(this.path, JSON.stringify(data), this.directories);
+  }
+}
+
+/**
+ * Replaces `path` atomically and durably: a uniquely named temp file in the same directory,
+ * fsynced, renamed over the target, then the directory fsynced.
+ */
+export async function replaceFileDurably(path: string, text: string, directories: DirectorySyncer): Promise<void> {
+  const temp = tempPathFor(path);
+  try {
+    const handle = await open(temp, 'w');
     try {
-      const handle = await open(temp, 'w');
-      try {
-        await handle.writeFile(JSON.stringify(data));
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, this.path);
-    } catch (err) {
-      await rm(temp, { force: true }).catch(() => undefined);
-      throw storeError(`writing ${this.path}`, err);
+      await handle.writeFile(text);
+      await handle.sync();
+    } finally {
+      await handle.close();
     }
-    try {
-      await this.directories.sync(dirname(this.path));
-    } catch (err) {
-      throw storeError(`syncing the directory of ${this.path}`, err);
-    }
+    await rename(temp, path);
+  } catch (err) {
+    await rm(temp, { force: true }).catch(() => undefined);
+    throw storeError(`writing ${path}`, err);
+  }
+  try {
+    await directories.sync(dirname(path));
+  } catch (err) {
+    throw storeError(`syncing the directory of ${path}`, err);
   }
 }

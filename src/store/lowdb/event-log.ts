@@ -1,10 +1,9 @@
-import { open, readdir, readFile, rm, truncate } from 'node:fs/promises';
-import type { FileHandle } from 'node:fs/promises';
+import { readdir, readFile, rm, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AgentEvent, DomainError } from '../../domain/index.js';
-import type { AppendHandles } from './append-handles.js';
+import type { OpenFiles } from './open-files.js';
 import type { DirectorySyncer } from './directory-syncer.js';
-import { isNotFound } from './fs-util.js';
+import { fsyncFile, isNotFound } from './fs-util.js';
 
 /** Events per segment file; a segment is never rewritten once the log has moved past it. */
 export const SEGMENT_SIZE = 1000;
@@ -28,17 +27,14 @@ export interface EventLine {
 /**
  * One agent's append-only event log: `<dir>/<segment>.jsonl`, one JSON event per line, line `i`
  * of segment `s` holding `event_seq = s * SEGMENT_SIZE + i + 1`. Appends touch only the open
- * segment, so their cost does not depend on the log's length. The log may hold a tail the
- * agent's doc.json has not acknowledged (a crash between append and doc write); `recover` cuts it.
+ * segment, so their cost does not depend on the log's length. The object holds no state: the
+ * agent's `last_event_seq` (in the roster index) says where the acknowledged part ends.
  */
 export class AgentEventLog {
-  /** Segment numbers that exist on disk. */
-  private readonly segments = new Set<number>();
-
   constructor(
     readonly dir: string,
     private readonly agent_id: string,
-    private readonly handles: AppendHandles,
+    private readonly handles: OpenFiles,
     private readonly directories: DirectorySyncer,
   ) {}
 
@@ -47,35 +43,40 @@ export class AgentEventLog {
    * last one after its last acknowledged line (dropping unacknowledged events and a torn line).
    */
   async recover(last_event_seq: number): Promise<void> {
-    this.segments.clear();
-    const onDisk = await this.listSegments();
-    const lastSegment = last_event_seq > 0 ? segmentOf(last_event_seq) : -1;
-    let removed = false;
-    for (const segment of onDisk) {
-      if (segment > lastSegment) {
-        const path = this.segmentPath(segment);
-        await this.handles.close(path);
-        await rm(path, { force: true });
-        removed = true;
-      } else {
-        this.segments.add(segment);
-      }
-    }
-    if (last_event_seq > 0) {
-      if (!this.segments.has(lastSegment)) throw this.corrupt(`segment ${segmentFileName(lastSegment)} is missing`);
-      await this.cutAfter(lastSegment, last_event_seq);
-    }
-    if (removed) await this.directories.sync(this.dir);
+    const kept = await this.removeSegmentsPast(last_event_seq);
+    if (last_event_seq === 0) return;
+    const lastSegment = segmentOf(last_event_seq);
+    if (!kept.includes(lastSegment)) throw this.corrupt(`segment ${segmentFileName(lastSegment)} is missing`);
+    await this.cutAfter(lastSegment, last_event_seq);
   }
 
-  /** `oldest_seq` of the retained window: the first line of the first segment still on disk. */
-  oldestSeq(newest_seq: number): number {
-    if (newest_seq === 0 || this.segments.size === 0) return 0;
-    return Math.min(...this.segments) * SEGMENT_SIZE + 1;
+  /**
+   * Keeps the longest prefix of whole, dense events up to `max_seq` and cuts everything after
+   * it; returns the prefix's last `event_seq`. Recovery then appends the rest from the
+   * write-ahead log. Lines up to `trusted_seq` (made durable by a checkpoint) are counted, not
+   * parsed.
+   */
+  async recoverPrefix(max_seq: number, trusted_seq: number): Promise<number> {
+    const kept = await this.removeSegmentsPast(max_seq);
+    const segment = kept.at(-1);
+    if (segment === undefined) return 0;
+    const path = this.segmentPath(segment);
+    const bytes = await readFile(path);
+    let end = 0;
+    let seq = segment * SEGMENT_SIZE;
+    while (seq < max_seq) {
+      const newline = bytes.indexOf(10, end);
+      if (newline === -1) break;
+      if (seq >= trusted_seq && readSeq(bytes.subarray(end, newline).toString('utf8')) !== seq + 1) break;
+      end = newline + 1;
+      seq += 1;
+    }
+    if (end < bytes.length) await this.truncateSegment(path, end);
+    return seq;
   }
 
-  /** Appends consecutive events and fdatasyncs each touched segment (one write per segment). */
-  async append(lines: EventLine[]): Promise<void> {
+  /** Appends consecutive events to their segments (durable through the write-ahead log, not here). */
+  append(lines: EventLine[]): void {
     const bySegment = new Map<number, string[]>();
     for (const { event_seq, line } of lines) {
       const segment = segmentOf(event_seq);
@@ -83,20 +84,16 @@ export class AgentEventLog {
       if (group === undefined) bySegment.set(segment, [line]);
       else group.push(line);
     }
-    let created = false;
     for (const [segment, group] of bySegment) {
-      const buffer = Buffer.from(`${group.join('\n')}\n`, 'utf8');
-      await this.handles.use(this.segmentPath(segment), async (handle) => {
-        await writeAll(handle, buffer);
-        await handle.datasync();
-      });
-      if (!this.segments.has(segment)) {
-        this.segments.add(segment);
-        created = true;
-      }
+      this.handles.append(this.segmentPath(segment), Buffer.from(`${group.join('\n')}\n`, 'utf8'));
     }
-    // A new segment's directory entry must be durable before doc.json acknowledges its events.
-    if (created) await this.directories.sync(this.dir);
+  }
+
+  /** fdatasyncs the segments holding `from_seq..to_seq` (a checkpoint). */
+  async sync(from_seq: number, to_seq: number): Promise<void> {
+    for (let segment = segmentOf(from_seq); segment <= segmentOf(to_seq); segment += 1) {
+      await fsyncFile(this.segmentPath(segment));
+    }
   }
 
   /** Reads the given (acknowledged) seqs, in the order given, opening only the segments they fall in. */
@@ -145,16 +142,32 @@ export class AgentEventLog {
     if (readSeq(bytes.subarray(start, end - 1).toString('utf8')) !== last_event_seq) {
       throw this.corrupt(`segment ${segmentFileName(segment)} does not end its acknowledged part with event ${last_event_seq}`);
     }
-    if (end < bytes.length) {
-      await this.handles.close(path);
-      await truncate(path, end);
-      const handle = await open(path, 'r+');
-      try {
-        await handle.sync();
-      } finally {
-        await handle.close();
+    if (end < bytes.length) await this.truncateSegment(path, end);
+  }
+
+  private async truncateSegment(path: string, length: number): Promise<void> {
+    this.handles.close(path);
+    await truncate(path, length);
+    await fsyncFile(path);
+  }
+
+  /** Deletes the segments that hold only events past `last_event_seq`; returns the others, ascending. */
+  private async removeSegmentsPast(last_event_seq: number): Promise<number[]> {
+    const lastSegment = last_event_seq > 0 ? segmentOf(last_event_seq) : -1;
+    const kept: number[] = [];
+    let removed = false;
+    for (const segment of await this.listSegments()) {
+      if (segment <= lastSegment) {
+        kept.push(segment);
+        continue;
       }
+      const path = this.segmentPath(segment);
+      this.handles.close(path);
+      await rm(path, { force: true });
+      removed = true;
     }
+    if (removed) await this.directories.sync(this.dir);
+    return kept;
   }
 
   private async listSegments(): Promise<number[]> {
@@ -193,12 +206,4 @@ function readSeq(line: string): number | null {
     // Not JSON: the caller reports the damage.
   }
   return null;
-}
-
-async function writeAll(handle: FileHandle, buffer: Buffer): Promise<void> {
-  let offset = 0;
-  while (offset < buffer.length) {
-    const { bytesWritten } = await handle.write(buffer, offset, buffer.length - offset);
-    offset += bytesWritten;
-  }
 }

@@ -1,4 +1,5 @@
-import { open, readdir, rm } from 'node:fs/promises';
+import { open, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DomainError } from '../../domain/index.js';
 
@@ -71,4 +72,39 @@ export async function removeDeadTempFiles(dir: string): Promise<void> {
       if (pid !== undefined && !isPidAlive(Number(pid))) await rm(join(dir, name), { force: true });
     }),
   );
+}
+
+/** Makes a file's content durable (a doc.json a checkpoint covers, a truncated segment). */
+export async function fsyncFile(path: string): Promise<void> {
+  const handle = await open(path, 'r+');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+export async function writeAll(handle: FileHandle, buffer: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < buffer.length) {
+    const { bytesWritten } = await handle.write(buffer, offset, buffer.length - offset);
+    offset += bytesWritten;
+  }
+}
+
+/**
+ * Replaces `path` atomically through a temp file and a rename, without fsyncs: a reader (or a
+ * process looking after a SIGKILL) sees the old or the new file, never a torn one. Durability
+ * against power loss comes from elsewhere (the write-ahead log, then a checkpoint). Creating and
+ * renaming an inode waits on the file system's journal, so callers run many in parallel.
+ */
+export async function replaceFile(path: string, text: string): Promise<void> {
+  const temp = tempPathFor(path);
+  try {
+    await writeFile(temp, text);
+    await rename(temp, path);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
 }

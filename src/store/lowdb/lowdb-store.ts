@@ -1,17 +1,20 @@
-import { access, mkdir, readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { join, resolve, sep } from 'node:path';
 import { DomainError } from '../../domain/index.js';
 import { assertAgentId } from '../shared/commit-rules.js';
 import { pageSeqs } from '../shared/event-page.js';
 import type { Commit, CommitResult, EventPage, EventPageQuery, Lease, RosterEntry, Store, StoredAgent } from '../store.js';
-import { AgentSlot } from './agent-slot.js';
-import type { PreparedCommit } from './agent-slot.js';
-import { AppendHandles } from './append-handles.js';
+import { AgentFiles } from './agent-files.js';
+import { OpenFiles } from './open-files.js';
+import { CommitWriter } from './commit-writer.js';
 import { DirectorySyncer } from './directory-syncer.js';
-import { isNotFound, removeDeadTempFiles, storeError } from './fs-util.js';
+import { removeDeadTempFiles, storeError } from './fs-util.js';
 import { GlobalSpace } from './global-space.js';
 import { LeaseFile } from './lease-file.js';
 import { releasePidLock, tryTakePidLock } from './pid-lock.js';
+import { RosterIndex } from './roster-index.js';
+import { recoverIndex } from './wal-recovery.js';
+import { WriteAheadLog } from './write-ahead-log.js';
 
 export interface LowdbStoreOptions {
   dataDir: string;
@@ -20,25 +23,43 @@ export interface LowdbStoreOptions {
    * that run two processes on one directory to exercise lease takeover turn it off.
    */
   exclusiveProcessLock?: boolean;
+  /** Write-ahead log bytes after which a checkpoint starts (default 16 MiB). */
+  checkpointBytes?: number;
 }
 
+/** Per-agent state kept in memory, for tests of eviction and boundedness. */
+export interface LowdbResidentState {
+  agents: number;
+  openFiles: number;
+  /** Agents written since the last checkpoint (their files are not fsynced yet). */
+  uncheckpointedAgents: number;
+}
+
+const DEFAULT_CHECKPOINT_BYTES = 16 * 1024 * 1024;
+
 /**
- * The embedded store: JSON files under one data directory, written by lowdb through a durable
- * adapter, and per-agent append-only JSONL event logs. See `src/store/README.md` for the layout,
- * the commit protocol, group commit and the lease rules.
+ * The embedded store: a shared write-ahead log that makes commits durable (one fdatasync per
+ * batch across agents), per-agent doc.json and JSONL event segments written through on every
+ * commit and fsynced by checkpoints, and `roster.tsv`, the index every listing reads. See
+ * `src/store/README.md` for the layout, the commit protocol, recovery and the lease rules.
  */
 export class LowdbStore implements Store {
   readonly kind = 'lowdb';
   readonly location: string;
 
-  private readonly agentsDir: string;
   private readonly writerLockPath: string;
   private readonly exclusiveProcessLock: boolean;
   private readonly directories = new DirectorySyncer();
-  private readonly handles = new AppendHandles();
+  private readonly handles = new OpenFiles();
+  private readonly files: AgentFiles;
   private readonly lease: LeaseFile;
   private readonly globals: GlobalSpace;
-  private readonly slots = new Map<string, AgentSlot>();
+  private readonly index = new RosterIndex();
+  private readonly wal: WriteAheadLog;
+  private readonly writer: CommitWriter;
+  /** Agents whose files are known to end at their `last_event_seq` (checked once per process). */
+  private repaired = new Set<string>();
+  private readonly repairing = new Map<string, Promise<void>>();
   private state: 'closed' | 'open' | 'closing' = 'closed';
   private holdsWriterLock = false;
   /** Bumped when this instance takes a fencing token it did not hold before; see `CachedLoad`. */
@@ -47,18 +68,31 @@ export class LowdbStore implements Store {
 
   constructor(options: LowdbStoreOptions) {
     this.location = resolve(options.dataDir);
-    this.agentsDir = join(this.location, 'agents');
     this.writerLockPath = join(this.location, 'writer.lock');
     this.exclusiveProcessLock = options.exclusiveProcessLock ?? true;
+    this.files = new AgentFiles(join(this.location, 'agents'), this.handles, this.directories);
     this.lease = new LeaseFile(this.location, this.directories);
     this.globals = new GlobalSpace(this.location, this.directories, this.lease, () => this.generation);
+    this.wal = new WriteAheadLog(this.location, this.directories);
+    this.writer = new CommitWriter({
+      index: this.index,
+      lease: this.lease,
+      files: this.files,
+      directories: this.directories,
+      wal: this.wal,
+      rosterPath: join(this.location, 'roster.tsv'),
+      checkpointBytes: options.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES,
+      ensureRepaired: (agent_id) => this.ensureRepaired(agent_id),
+      mayCheckpoint: () => this.mayCheckpoint(),
+    });
   }
 
   async open(): Promise<void> {
     if (this.state === 'open') return;
     if (this.state === 'closing') throw this.unavailable('is closing');
     try {
-      await mkdir(this.agentsDir, { recursive: true });
+      await mkdir(this.files.agentsDir, { recursive: true });
+      await this.wal.create();
     } catch (err) {
       throw storeError(`creating data directory ${this.location}`, err);
     }
@@ -77,6 +111,7 @@ export class LowdbStore implements Store {
     try {
       await removeDeadTempFiles(this.location);
       await this.globals.load();
+      await this.loadIndex();
     } catch (err) {
       await this.releaseWriterLock();
       throw storeError(`opening ${this.location}`, err);
@@ -88,12 +123,15 @@ export class LowdbStore implements Store {
     if (this.state !== 'open') return;
     this.state = 'closing';
     try {
-      await Promise.all([...this.slots.values()].map((slot) => slot.idle()));
+      await this.writer.idle();
+      // A clean close leaves no log to replay; if the round fails, the next open replays it.
+      await this.writer.checkpoint().catch(() => undefined);
+      await this.writer.idle();
       await this.globals.idle();
       await this.lease.idle();
-      await this.handles.closeAll();
+      await this.wal.close();
+      this.handles.closeAll();
     } finally {
-      this.slots.clear();
       this.globals.forget();
       await this.releaseWriterLock();
       this.state = 'closed';
@@ -107,6 +145,11 @@ export class LowdbStore implements Store {
       // Someone else may have written since this instance cached agents and globals.
       this.heldToken = lease.fencing_token;
       this.generation += 1;
+      // Without writer.lock another process may have committed since the index was read.
+      if (!this.exclusiveProcessLock) {
+        await this.writer.idle();
+        await this.loadIndex();
+      }
     }
     return lease;
   }
@@ -126,54 +169,66 @@ export class LowdbStore implements Store {
     return this.lease.read();
   }
 
-  /** Agents whose doc.json exists (a directory left by a crash before the first commit is not an agent). */
+  /** From the roster index: no directory is listed or opened. */
   async listAgentIds(): Promise<string[]> {
     this.assertOpen();
-    let names: string[];
-    try {
-      names = (await readdir(this.agentsDir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
-    } catch (err) {
-      if (isNotFound(err)) return [];
-      throw storeError(`listing ${this.agentsDir}`, err);
-    }
-    const present = await Promise.all(names.map((name) => this.hasDoc(name)));
-    return names.filter((_, i) => present[i]).sort();
+    return [...this.index.ids()];
   }
 
-  /** Reads every agent's doc.json: linear in the number of agents (an index file would make it O(1) reads). */
+  /** From the roster index: no document is read. */
   async listRoster(): Promise<RosterEntry[]> {
-    const ids = await this.listAgentIds();
-    const entries: RosterEntry[] = [];
-    for (const agent_id of ids) {
-      const state = await this.slot(agent_id).committed();
-      if (state !== null) entries.push({ agent_id, version: state.version, roster: structuredClone(state.roster ?? null) });
-    }
-    return entries;
+    this.assertOpen();
+    return this.index.ids().map((agent_id) => {
+      const entry = this.index.get(agent_id);
+      return {
+        agent_id,
+        version: entry?.version ?? 0,
+        roster: entry?.rosterJson === undefined ? null : (JSON.parse(entry.rosterJson) as unknown),
+      };
+    });
   }
 
+  /** The store caches no document; this closes the agent's idle segment files. */
   evictAgent(agent_id: string): void {
     assertAgentId(agent_id);
-    if (this.slots.get(agent_id)?.isIdle() === true) this.slots.delete(agent_id);
+    this.handles.closeUnder(`${this.files.dir(agent_id)}${sep}`);
+  }
+
+  /** Counts of what the store holds in memory (tests: eviction and boundedness). */
+  residentState(): LowdbResidentState {
+    return { agents: this.index.size, openFiles: this.handles.openCount, uncheckpointedAgents: this.writer.dirtyAgents };
+  }
+
+  /** Runs a checkpoint round now (tests; close does it too). */
+  checkpoint(): Promise<void> {
+    this.assertOpen();
+    return this.writer.checkpoint();
   }
 
   async loadAgent(agent_id: string): Promise<StoredAgent | null> {
     this.assertOpen();
     assertAgentId(agent_id);
-    const state = await this.slot(agent_id).committed();
-    if (state === null) return null;
-    const { version, doc, last_event_seq } = state;
-    return structuredClone({ version, doc, last_event_seq });
+    if (this.index.get(agent_id) === undefined) return null;
+    await this.ensureRepaired(agent_id);
+    const stored = await this.files.readDoc(agent_id);
+    if (stored === null) {
+      if (!this.isWriter()) return null;
+      throw new DomainError('store_unavailable', `agent ${agent_id} is listed but its doc.json is missing`);
+    }
+    return { version: stored.version, doc: stored.doc, last_event_seq: stored.last_event_seq };
   }
 
   commit(commit: Commit): Promise<CommitResult> {
     return new Promise((resolve, reject) => {
       this.assertOpen();
       assertAgentId(commit.agent_id);
-      const prepared: PreparedCommit = {
+      // Queued synchronously, so commits issued in the same tick share a batch.
+      this.writer.push({
+        agent_id: commit.agent_id,
         expected_version: commit.expected_version,
         fencing_token: commit.fencing_token,
-        doc: toJson('document', commit.doc ?? null),
-        roster: commit.roster === undefined ? undefined : toJson('roster entry', commit.roster),
+        docJson: stringify('document', commit.doc ?? null),
+        rosterJson: commit.roster === undefined ? undefined : stringify('roster entry', commit.roster),
         events: commit.events.map((event) => ({
           type: event.type,
           ts: event.ts,
@@ -181,16 +236,22 @@ export class LowdbStore implements Store {
         })),
         resolve,
         reject,
-      };
-      // Queued synchronously, so commits issued in the same tick share a flush.
-      this.slot(commit.agent_id).enqueue(prepared);
+      });
     });
   }
 
   async readEvents(agent_id: string, query: EventPageQuery): Promise<EventPage> {
     this.assertOpen();
     assertAgentId(agent_id);
-    return this.slot(agent_id).readEvents((oldest, newest) => pageSeqs(query, oldest, newest));
+    const newest_seq = this.index.get(agent_id)?.last_event_seq ?? 0;
+    // Nothing deletes old segments, so the retained window starts at the first event.
+    const oldest_seq = newest_seq === 0 ? 0 : 1;
+    if (newest_seq > 0) await this.ensureRepaired(agent_id);
+    try {
+      return { events: await this.files.eventLog(agent_id).read(pageSeqs(query, oldest_seq, newest_seq)), oldest_seq, newest_seq };
+    } catch (err) {
+      throw storeError(`reading events of agent ${agent_id}`, err);
+    }
   }
 
   async getGlobal(key: string): Promise<unknown> {
@@ -203,28 +264,55 @@ export class LowdbStore implements Store {
     await this.globals.put(key, value, fencing_token);
   }
 
-  private slot(agent_id: string): AgentSlot {
-    let slot = this.slots.get(agent_id);
-    if (slot === undefined) {
-      slot = new AgentSlot(agent_id, {
-        agentsDir: this.agentsDir,
-        directories: this.directories,
-        handles: this.handles,
-        lease: this.lease,
-        generation: () => this.generation,
-      });
-      this.slots.set(agent_id, slot);
-    }
-    return slot;
+  /** Rebuilds the index from `roster.tsv` and the write-ahead log (at open, and after a takeover). */
+  private async loadIndex(): Promise<void> {
+    // The active log file must be replayed too, so it is closed first.
+    await this.wal.close();
+    const recovered = await recoverIndex({
+      rosterPath: join(this.location, 'roster.tsv'),
+      files: this.files,
+      wal: this.wal,
+      repair: this.isWriter(),
+      cutTornTails: this.exclusiveProcessLock,
+    });
+    this.index.replace(recovered.entries);
+    this.repaired = recovered.repaired;
+    this.writer.reset(recovered.dirty, recovered.rosterMissing);
   }
 
-  private async hasDoc(agent_id: string): Promise<boolean> {
-    try {
-      await access(join(this.agentsDir, agent_id, 'doc.json'));
-      return true;
-    } catch {
-      return false;
+  /**
+   * Once per agent and process, before anything reads or appends to its files: removes dead temp
+   * files and cuts its event log back to what the index acknowledges (an unacknowledged tail, a
+   * torn line, segments of a creation that never committed). Readers of a directory another
+   * instance writes change nothing.
+   */
+  private ensureRepaired(agent_id: string): Promise<void> {
+    if (this.repaired.has(agent_id) || !this.isWriter()) return Promise.resolve();
+    let repairing = this.repairing.get(agent_id);
+    if (repairing === undefined) {
+      repairing = (async () => {
+        await removeDeadTempFiles(this.files.dir(agent_id));
+        await this.files.eventLog(agent_id).recover(this.index.get(agent_id)?.last_event_seq ?? 0);
+        this.repaired.add(agent_id);
+      })()
+        .catch((err: unknown) => {
+          throw storeError(`loading agent ${agent_id}`, err);
+        })
+        .finally(() => this.repairing.delete(agent_id));
+      this.repairing.set(agent_id, repairing);
     }
+    return repairing;
+  }
+
+  /** The only process writing the directory, or the holder of a lease this instance acquired. */
+  private isWriter(): boolean {
+    return this.exclusiveProcessLock || this.heldToken !== null;
+  }
+
+  private async mayCheckpoint(): Promise<boolean> {
+    if (this.exclusiveProcessLock) return true;
+    const lease = await this.lease.read();
+    return lease !== null && this.lease.holderOf(lease.fencing_token) === lease.holder;
   }
 
   private async releaseWriterLock(): Promise<void> {
@@ -251,9 +339,4 @@ function stringify(what: string, value: unknown): string {
   }
   if (text === undefined) throw new DomainError('invalid_request', `${what} is not JSON-serializable`);
   return text;
-}
-
-/** The value as it will read back from disk, so a loaded doc is the same before and after a restart. */
-function toJson(what: string, value: unknown): unknown {
-  return JSON.parse(stringify(what, value));
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AgentEvent, AgentId } from '../../domain/index.js';
 import type { Lease, StoredAgent } from '../store.js';
 
 /** Parsers for what the lowdb store keeps on disk; typed against the port so the two cannot drift. */
@@ -25,3 +26,17 @@ export const AgentDocRecord: z.ZodType<PersistedAgent> = z.object({
 /** `global.json`. */
 export const GlobalRecord = z.record(z.string(), z.unknown());
 export type GlobalRecord = z.infer<typeof GlobalRecord>;
+
+/**
+ * One commit in the write-ahead log: the agent's whole state after it (`r`: the roster entry in
+ * effect, absent while none was ever given) and the events it appended.
+ */
+export const WalRecord = z.object({
+  a: AgentId,
+  v: z.number().int().positive(),
+  s: z.number().int().nonnegative(),
+  d: z.unknown(),
+  r: z.unknown().optional(),
+  e: z.array(AgentEvent),
+});
+export type WalRecord = z.infer<typeof WalRecord>;

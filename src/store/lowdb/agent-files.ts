@@ -1,0 +1,101 @@
+import { mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DomainError } from '../../domain/index.js';
+import type { OpenFiles } from './open-files.js';
+import type { DirectorySyncer } from './directory-syncer.js';
+import { AgentEventLog } from './event-log.js';
+import type { EventLine } from './event-log.js';
+import { fsyncFile, isNotFound, replaceFile, storeError } from './fs-util.js';
+import { AgentDocRecord } from './records.js';
+import type { PersistedAgent } from './records.js';
+
+/** An agent's state after a commit, as text ready to write. */
+export interface AgentWrite {
+  version: number;
+  last_event_seq: number;
+  docJson: string;
+  rosterJson: string | undefined;
+}
+
+/** `{version, last_event_seq, doc, roster?}` from already serialized parts (nothing is stringified twice). */
+function docFileText(write: AgentWrite): string {
+  const roster = write.rosterJson === undefined ? '' : `,"roster":${write.rosterJson}`;
+  return `{"version":${write.version},"last_event_seq":${write.last_event_seq},"doc":${write.docJson}${roster}}`;
+}
+
+/**
+ * `agents/<agent_id>/doc.json` and `agents/<agent_id>/events/`: written through on every commit
+ * without fsync (the write-ahead log is what makes a commit durable), fsynced by checkpoints.
+ * Nothing here is cached per agent.
+ */
+export class AgentFiles {
+  constructor(
+    readonly agentsDir: string,
+    private readonly handles: OpenFiles,
+    private readonly directories: DirectorySyncer,
+  ) {}
+
+  dir(agent_id: string): string {
+    return join(this.agentsDir, agent_id);
+  }
+
+  docPath(agent_id: string): string {
+    return join(this.agentsDir, agent_id, 'doc.json');
+  }
+
+  eventLog(agent_id: string): AgentEventLog {
+    return new AgentEventLog(join(this.agentsDir, agent_id, 'events'), agent_id, this.handles, this.directories);
+  }
+
+  /** doc.json as last written, or `null` when it does not exist. */
+  async readDoc(agent_id: string): Promise<PersistedAgent | null> {
+    const path = this.docPath(agent_id);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw storeError(`reading ${path}`, err);
+    }
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      throw new DomainError('store_unavailable', `${path} is not valid JSON`);
+    }
+    try {
+      return AgentDocRecord.parse(raw);
+    } catch (err) {
+      throw storeError(`${path} has an unexpected shape`, err);
+    }
+  }
+
+  /**
+   * Appends the events, then replaces doc.json: a reader never sees a doc ahead of its events.
+   * `previous_last_seq` (`null` for a new agent) tells whether its directories may be missing.
+   */
+  async writeThrough(agent_id: string, write: AgentWrite, lines: EventLine[], previous_last_seq: number | null): Promise<void> {
+    const log = this.eventLog(agent_id);
+    if (previous_last_seq === null || (previous_last_seq === 0 && lines.length > 0)) {
+      mkdirSync(lines.length > 0 ? log.dir : this.dir(agent_id), { recursive: true });
+    }
+    if (lines.length > 0) log.append(lines);
+    // Replaced whole, never rewritten in place: other processes read doc.json while it is written.
+    await replaceFile(this.docPath(agent_id), docFileText(write));
+  }
+
+  /**
+   * Makes what the write-through left durable: the segments holding `from_seq..last_event_seq`,
+   * doc.json and the directory entries (the caller syncs `agents/` once for all agents).
+   */
+  async sync(agent_id: string, from_seq: number, last_event_seq: number): Promise<void> {
+    const log = this.eventLog(agent_id);
+    if (from_seq <= last_event_seq) {
+      await log.sync(from_seq, last_event_seq);
+      await this.directories.sync(log.dir);
+    }
+    await fsyncFile(this.docPath(agent_id));
+    await this.directories.sync(this.dir(agent_id));
+  }
+}

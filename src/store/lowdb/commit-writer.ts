@@ -1,0 +1,240 @@
+import type { AgentEvent } from '../../domain/index.js';
+import { DomainError } from '../../domain/index.js';
+import { assertExpectedVersion, eventId } from '../shared/commit-rules.js';
+import { assertFence } from '../shared/lease-rules.js';
+import type { CommitResult, NewEvent } from '../store.js';
+import type { AgentFiles, AgentWrite } from './agent-files.js';
+import { writeCheckpoint } from './checkpoint.js';
+import type { CheckpointTargets, DirtyAgents } from './checkpoint.js';
+import type { EventLine } from './event-log.js';
+import { storeError } from './fs-util.js';
+import { GroupQueue } from './group-queue.js';
+import type { LeaseFile } from './lease-file.js';
+import { forEachLimited } from './limited.js';
+import type { RosterIndex } from './roster-index.js';
+import { encodeFrames } from './wal-frame.js';
+
+/** A commit whose document, roster entry and payloads are already serialized (bad input fails before queueing). */
+export interface PreparedCommit {
+  agent_id: string;
+  expected_version: number | null;
+  fencing_token: number;
+  docJson: string;
+  /** `undefined` keeps the previous entry. */
+  rosterJson: string | undefined;
+  events: Array<{ type: NewEvent['type']; ts: string; payloadJson: string }>;
+  resolve(result: CommitResult): void;
+  reject(err: unknown): void;
+}
+
+interface CheckpointRequest {
+  checkpoint: true;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+type Job = PreparedCommit | CheckpointRequest;
+
+export interface WriterContext extends CheckpointTargets {
+  index: RosterIndex;
+  lease: LeaseFile;
+  /** Before the first write to an agent in this process: its files end at its `last_event_seq`. */
+  ensureRepaired(agent_id: string): Promise<void>;
+  /** Whether this instance may checkpoint (delete log files): it is the directory's only writer. */
+  mayCheckpoint(): Promise<boolean>;
+  /** Log bytes after which a checkpoint starts by itself. */
+  checkpointBytes: number;
+}
+
+interface Accepted {
+  commit: PreparedCommit;
+  write: AgentWrite;
+  lines: EventLine[];
+  events: AgentEvent[];
+}
+
+const AGENTS_WRITTEN_IN_FLIGHT = 64;
+
+/**
+ * Group commit across agents. Every commit queued while the writer is idle or busy joins the next
+ * batch; a batch reads the lease once, checks each commit in order (fence, then compare-and-set
+ * against the state the previous one produced), appends one record per accepted commit to the
+ * write-ahead log with ONE fdatasync, writes each agent's events and doc.json through (no fsync),
+ * and only then resolves. Checkpoints run between batches' log appends and off the commit path.
+ */
+export class CommitWriter {
+  private readonly queue = new GroupQueue<Job>((batch) => this.flush(batch));
+  private dirty: DirtyAgents = new Map();
+  private rosterStale = false;
+  private rounds: Promise<void> = Promise.resolve();
+  private roundQueued = false;
+  /** Set when a write failed after the log may have taken it: memory and disk may disagree until reopen. */
+  private failure: DomainError | null = null;
+
+  constructor(private readonly ctx: WriterContext) {}
+
+  push(commit: PreparedCommit): void {
+    if (this.failure !== null) commit.reject(this.failure);
+    else this.queue.push(commit);
+  }
+
+  /** What recovery repaired and the next checkpoint must make durable. */
+  reset(dirty: DirtyAgents, rosterStale: boolean): void {
+    this.dirty = dirty;
+    this.rosterStale = rosterStale;
+  }
+
+  get dirtyAgents(): number {
+    return this.dirty.size;
+  }
+
+  /** Resolves once every commit queued so far is settled and no checkpoint round is running. */
+  async idle(): Promise<void> {
+    await this.queue.idle();
+    await this.rounds.catch(() => undefined);
+  }
+
+  /** Runs a checkpoint round after the commits queued so far (rounds never overlap). */
+  checkpoint(): Promise<void> {
+    const round = this.rounds
+      .catch(() => undefined)
+      .then(() => new Promise<void>((resolve, reject) => this.queue.push({ checkpoint: true, resolve, reject })));
+    this.rounds = round;
+    return round;
+  }
+
+  private async flush(batch: Job[]): Promise<void> {
+    const commits: PreparedCommit[] = [];
+    for (const job of batch) {
+      if ('checkpoint' in job) await this.startRound(job);
+      else commits.push(job);
+    }
+    if (commits.length > 0) await this.write(commits);
+    if (this.ctx.wal.bytesSinceRotation >= this.ctx.checkpointBytes && !this.roundQueued) {
+      this.roundQueued = true;
+      // A failed round leaves its log files for the next one; nothing is lost by ignoring it here.
+      this.checkpoint()
+        .catch(() => undefined)
+        .finally(() => {
+          this.roundQueued = false;
+        });
+    }
+  }
+
+  /** Between two batches: every record in the rotated files is in the index and written through. */
+  private async startRound(request: CheckpointRequest): Promise<void> {
+    try {
+      // After a failed write the index may lag the log: only a reopen's recovery may retire it.
+      if (this.failure !== null || !(await this.ctx.mayCheckpoint())) {
+        request.resolve();
+        return;
+      }
+      const walFiles = await this.ctx.wal.rotate();
+      if (walFiles.length === 0 && this.dirty.size === 0 && !this.rosterStale) {
+        request.resolve();
+        return;
+      }
+      const dirty = this.dirty;
+      this.dirty = new Map();
+      this.rosterStale = false;
+      const capture = { walFiles, dirty, entries: this.ctx.index.snapshot() };
+      writeCheckpoint(capture, this.ctx).then(request.resolve, (err: unknown) => {
+        this.ctx.wal.restore(walFiles);
+        this.rosterStale = true;
+        for (const [agent_id, from] of dirty) this.dirty.set(agent_id, Math.min(from, this.dirty.get(agent_id) ?? from));
+        request.reject(storeError('checkpointing', err));
+      });
+    } catch (err) {
+      request.reject(storeError('checkpointing', err));
+    }
+  }
+
+  private async write(commits: PreparedCommit[]): Promise<void> {
+    const agents = [...new Set(commits.map((c) => c.agent_id))];
+    const unrepaired = new Map<string, unknown>();
+    await Promise.all(
+      agents.map((agent_id) => this.ctx.ensureRepaired(agent_id).catch((err: unknown) => unrepaired.set(agent_id, err))),
+    );
+    const lease = await this.ctx.lease.read();
+    const states = new Map<string, AgentWrite>();
+    const byAgent = new Map<string, Accepted[]>();
+    for (const commit of commits) {
+      const { agent_id } = commit;
+      try {
+        if (unrepaired.has(agent_id)) throw storeError(`repairing agent ${agent_id}`, unrepaired.get(agent_id));
+        assertFence(lease, commit.fencing_token, this.ctx.lease.holderOf(commit.fencing_token));
+        const current = states.get(agent_id) ?? this.ctx.index.get(agent_id) ?? null;
+        assertExpectedVersion(agent_id, current?.version ?? null, commit.expected_version);
+        const accepted = accept(commit, current);
+        states.set(agent_id, accepted.write);
+        const list = byAgent.get(agent_id);
+        if (list === undefined) byAgent.set(agent_id, [accepted]);
+        else list.push(accepted);
+      } catch (err) {
+        commit.reject(err);
+      }
+    }
+    if (byAgent.size === 0) return;
+    const all = [...byAgent.values()].flat();
+
+    try {
+      await this.ctx.wal.append(encodeFrames(all.map(walPayload)));
+      await forEachLimited([...byAgent], AGENTS_WRITTEN_IN_FLIGHT, async ([agent_id, list]) => {
+        const last = list.at(-1) as Accepted;
+        const previous = this.ctx.index.get(agent_id)?.last_event_seq ?? null;
+        await this.ctx.files.writeThrough(agent_id, last.write, list.flatMap((a) => a.lines), previous);
+      });
+    } catch (err) {
+      // The log may hold these commits (they land at the next open) while memory does not.
+      this.failure = storeError('writing a commit batch; the store must be reopened', err);
+      for (const { commit } of all) commit.reject(this.failure);
+      return;
+    }
+    for (const [agent_id, list] of byAgent) {
+      const last = list.at(-1) as Accepted;
+      const { version, last_event_seq, rosterJson } = last.write;
+      this.ctx.index.set(agent_id, { version, last_event_seq, rosterJson });
+      if (!this.dirty.has(agent_id)) this.dirty.set(agent_id, list[0]?.lines[0]?.event_seq ?? last_event_seq + 1);
+    }
+    for (const { commit, write, events } of all) commit.resolve({ version: write.version, events });
+  }
+}
+
+function accept(commit: PreparedCommit, current: { version: number; last_event_seq: number; rosterJson: string | undefined } | null): Accepted {
+  const { agent_id } = commit;
+  const last = current?.last_event_seq ?? 0;
+  const events: AgentEvent[] = [];
+  const lines: EventLine[] = [];
+  for (const prepared of commit.events) {
+    const event_seq = last + events.length + 1;
+    const event: AgentEvent = {
+      id: eventId(agent_id, event_seq),
+      event_seq,
+      ts: prepared.ts,
+      agent_id,
+      type: prepared.type,
+      payload: JSON.parse(prepared.payloadJson),
+    };
+    events.push(event);
+    lines.push({ event_seq, line: eventLine(event, prepared.payloadJson) });
+  }
+  const write: AgentWrite = {
+    version: (current?.version ?? 0) + 1,
+    last_event_seq: last + lines.length,
+    docJson: commit.docJson,
+    rosterJson: commit.rosterJson ?? current?.rosterJson,
+  };
+  return { commit, write, lines, events };
+}
+
+/** A `WalRecord` built from the serialized parts. */
+function walPayload({ commit, write, lines }: Accepted): string {
+  const roster = write.rosterJson === undefined ? '' : `,"r":${write.rosterJson}`;
+  const events = lines.map((l) => l.line).join(',');
+  return `{"a":${JSON.stringify(commit.agent_id)},"v":${write.version},"s":${write.last_event_seq},"d":${write.docJson}${roster},"e":[${events}]}`;
+}
+
+/** Serialized by hand so each payload is stringified once (in `commit`, where bad input fails alone). */
+function eventLine(event: AgentEvent, payloadJson: string): string {
+  return `{"id":${JSON.stringify(event.id)},"event_seq":${event.event_seq},"ts":${JSON.stringify(event.ts)},"agent_id":${JSON.stringify(event.agent_id)},"type":${JSON.stringify(event.type)},"payload":${payloadJson}}`;
+}

@@ -1,0 +1,142 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { DomainError } from '../../domain/index.js';
+import type { AgentFiles } from './agent-files.js';
+import type { DirtyAgents } from './checkpoint.js';
+import type { EventLine } from './event-log.js';
+import { isNotFound } from './fs-util.js';
+import { forEachLimited } from './limited.js';
+import { WalRecord } from './records.js';
+import { RosterIndex } from './roster-index.js';
+import type { IndexEntry } from './roster-index.js';
+import type { WriteAheadLog } from './write-ahead-log.js';
+
+export interface RecoveredIndex {
+  entries: Map<string, IndexEntry>;
+  /** Agents whose files were repaired from the log: not yet fsynced, the next checkpoint covers them. */
+  dirty: DirtyAgents;
+  /** Agents whose files are known to end exactly at their `last_event_seq`. */
+  repaired: Set<string>;
+  /** `roster.tsv` is missing (a data directory from before the index): the next checkpoint writes it. */
+  rosterMissing: boolean;
+}
+
+export interface RecoveryOptions {
+  rosterPath: string;
+  files: AgentFiles;
+  wal: WriteAheadLog;
+  /**
+   * This instance writes the directory: it repairs the agents' files from the log. Readers
+   * (another instance may be writing) only build the index.
+   */
+  repair: boolean;
+  /** No other process can be writing: torn log tails are cut. */
+  cutTornTails: boolean;
+}
+
+const REPAIRS_IN_FLIGHT = 16;
+
+/**
+ * Rebuilds the roster index: `roster.tsv` (the last checkpoint), then every record of the
+ * write-ahead log on top of it. A record only counts when it is newer than what the index holds,
+ * so replaying a log twice, or a log a checkpoint already covered, changes nothing.
+ */
+export async function recoverIndex(options: RecoveryOptions): Promise<RecoveredIndex> {
+  const { files } = options;
+  let entries: Map<string, IndexEntry>;
+  let rosterMissing = false;
+  try {
+    entries = RosterIndex.parse(await readFile(options.rosterPath, 'utf8'), options.rosterPath);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    rosterMissing = true;
+    entries = await scanDocs(files);
+  }
+
+  const byAgent = new Map<string, WalRecord[]>();
+  for (const payload of await options.wal.readAll(options.cutTornTails)) {
+    const record = WalRecord.parse(JSON.parse(payload));
+    const records = byAgent.get(record.a);
+    if (records === undefined) byAgent.set(record.a, [record]);
+    else records.push(record);
+  }
+
+  const dirty: DirtyAgents = new Map();
+  const repaired = new Set<string>();
+  // What the last checkpoint made durable, before the log is laid over it (doc.json alone proves nothing).
+  const checkpointed = new Map([...byAgent.keys()].map((agent_id) => [agent_id, rosterMissing ? 0 : (entries.get(agent_id)?.last_event_seq ?? 0)]));
+  for (const [agent_id, records] of byAgent) {
+    records.sort((a, b) => a.v - b.v);
+    const latest = records.at(-1) as WalRecord;
+    if (latest.v > (entries.get(agent_id)?.version ?? 0)) {
+      entries.set(agent_id, {
+        version: latest.v,
+        last_event_seq: latest.s,
+        rosterJson: latest.r === undefined ? undefined : JSON.stringify(latest.r),
+      });
+    }
+  }
+  if (options.repair) {
+    await forEachLimited([...byAgent], REPAIRS_IN_FLIGHT, async ([agent_id, records]) => {
+      const entry = entries.get(agent_id) as IndexEntry;
+      dirty.set(agent_id, await repairAgent(files, agent_id, entry, records, checkpointed.get(agent_id) ?? 0));
+      repaired.add(agent_id);
+    });
+  }
+  return { entries, dirty, repaired, rosterMissing };
+}
+
+/**
+ * Makes an agent's files match its index entry, using its log records: events the segments lack
+ * are appended, a torn or unacknowledged tail is cut, an older (or torn) doc.json is rewritten.
+ * Returns the first `event_seq` that is not known to be fsynced.
+ */
+async function repairAgent(files: AgentFiles, agent_id: string, entry: IndexEntry, records: WalRecord[], checkpointed: number): Promise<number> {
+  const log = files.eventLog(agent_id);
+  const have = await log.recoverPrefix(entry.last_event_seq, checkpointed);
+  const lines: EventLine[] = [];
+  const bySeq = new Map(records.flatMap((record) => record.e.map((event) => [event.event_seq, event] as const)));
+  for (let seq = have + 1; seq <= entry.last_event_seq; seq += 1) {
+    const event = bySeq.get(seq);
+    if (event === undefined) {
+      throw new DomainError('store_unavailable', `agent ${agent_id}: event ${seq} is neither in its log nor in the write-ahead log`);
+    }
+    lines.push({ event_seq: seq, line: JSON.stringify(event) });
+  }
+  const latest = records.at(-1) as WalRecord;
+  const onDisk = await files.readDoc(agent_id).catch(() => null);
+  if (latest.v === entry.version && (onDisk === null || onDisk.version < entry.version)) {
+    await files.writeThrough(
+      agent_id,
+      { version: entry.version, last_event_seq: entry.last_event_seq, docJson: JSON.stringify(latest.d ?? null), rosterJson: entry.rosterJson },
+      lines,
+      null,
+    );
+  } else if (lines.length > 0) {
+    log.append(lines);
+  }
+  // Records are sorted by version, so the first event of the first record with events is the oldest.
+  const firstLogged = records.find((record) => record.e.length > 0)?.e[0]?.event_seq ?? have + 1;
+  return Math.min(firstLogged, have + 1);
+}
+
+/** Builds the index from every doc.json: a data directory written before `roster.tsv` existed. */
+async function scanDocs(files: AgentFiles): Promise<Map<string, IndexEntry>> {
+  let names: string[];
+  try {
+    names = (await readdir(files.agentsDir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+  } catch (err) {
+    if (isNotFound(err)) return new Map();
+    throw err;
+  }
+  const entries = new Map<string, IndexEntry>();
+  await forEachLimited(names, REPAIRS_IN_FLIGHT, async (agent_id) => {
+    const doc = await files.readDoc(agent_id);
+    if (doc === null) return;
+    entries.set(agent_id, {
+      version: doc.version,
+      last_event_seq: doc.last_event_seq,
+      rosterJson: doc.roster === undefined ? undefined : JSON.stringify(doc.roster),
+    });
+  });
+  return entries;
+}
