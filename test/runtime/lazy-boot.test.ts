@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/domain/index.js';
@@ -28,8 +28,12 @@ async function promptCycle(runtime: Runtime, agentId: string, prompt: string): P
   return (await allEvents(runtime, agentId)).slice(from).map((e) => e.type);
 }
 
-/** Opens the agent's doc.json as a runtime before roster entries would have written it. */
+/**
+ * Leaves the agent's doc.json as a runtime before roster entries would have written it, in a data
+ * directory from before the store kept a roster index (so the store rebuilds it from the docs).
+ */
 function dropRosterEntry(dataDir: string, agentId: string): void {
+  rmSync(join(dataDir, 'roster.tsv'));
   const path = join(dataDir, 'agents', agentId, 'doc.json');
   const { roster: _roster, ...record } = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
   writeFileSync(path, JSON.stringify(record));
