@@ -39,6 +39,8 @@ describe('lowdb store on disk', () => {
     const lease = await store.acquireLease('a', TTL_MS, T0);
     await store.commit(commitOf(lease, 'agent-1', null, { hello: 'world' }, newEvents(2)));
     await store.putGlobal('k', { v: 1 }, lease.fencing_token);
+    // The agent's files are checkpoints of the write-ahead log.
+    await store.checkpoint();
 
     expect(JSON.parse(await readFile(join(dataDir, 'lease.json'), 'utf8'))).toEqual(lease);
     expect(JSON.parse(await readFile(join(dataDir, 'global.json'), 'utf8'))).toEqual({ k: { v: 1 } });
@@ -108,6 +110,7 @@ describe('lowdb store on disk', () => {
 
     const next = await second.commit(commitOf(lease, 'agent-1', 1, { v: 2 }, newEvents(2, 'after')));
     expect(next.events.map((e) => e.event_seq)).toEqual([4, 5]);
+    await second.checkpoint();
     const onDisk = (await lines(path)).map((l) => JSON.parse(l));
     expect(onDisk.map((e) => e.event_seq)).toEqual([1, 2, 3, 4, 5]);
     expect(onDisk[3].payload).toEqual({ tag: 'after', i: 0 });
@@ -137,9 +140,11 @@ describe('lowdb store on disk', () => {
 
     const created = await second.commit(commitOf(lease, 'orphan', null, {}, newEvents(1, 'real')));
     expect(created.events[0]?.event_seq).toBe(1);
+    await second.checkpoint();
     expect((await lines(segment(dataDir, 'orphan', 0))).map((l) => JSON.parse(l).payload)).toEqual([{ tag: 'real', i: 0 }]);
     const next = await second.commit(commitOf(lease, 'agent-1', 1, {}, newEvents(1, 'real')));
     expect(next.events[0]?.event_seq).toBe(1001);
+    await second.checkpoint();
     expect((await lines(segment(dataDir, 'agent-1', 1))).map((l) => JSON.parse(l).payload)).toEqual([{ tag: 'real', i: 0 }]);
   });
 
@@ -182,6 +187,8 @@ describe('lowdb store on disk', () => {
     for (const size of [999, 2, 998, 1, 1000]) {
       expected = (await store.commit(commitOf(lease, 'agent-big', expected, {}, newEvents(size)))).version;
     }
+    const beforeCheckpoint = await store.readEvents('agent-big', { limit: 5000, order: 'asc' });
+    await store.checkpoint();
     const files = (await readdir(join(dataDir, 'agents', 'agent-big', 'events'))).sort();
     expect(files).toEqual(['00000000.jsonl', '00000001.jsonl', '00000002.jsonl']);
     for (const [n, name] of files.entries()) {
@@ -203,12 +210,14 @@ describe('lowdb store on disk', () => {
       expect([page.oldest_seq, page.newest_seq]).toEqual([1, 3000]);
     };
     await checkPages(store);
+    expect(beforeCheckpoint.events).toEqual((await store.readEvents('agent-big', { limit: 5000, order: 'asc' })).events);
     await store.close();
     // A log ending exactly on a segment boundary reopens cleanly and continues in a new segment.
     const reopened = await openStore(dataDir);
     await checkPages(reopened);
     const next = await reopened.commit(commitOf(lease, 'agent-big', 5, {}, newEvents(1)));
     expect(next.events[0]?.event_seq).toBe(3001);
+    await reopened.checkpoint();
     expect(await lines(segment(dataDir, 'agent-big', 3))).toHaveLength(1);
   });
 
@@ -222,6 +231,7 @@ describe('lowdb store on disk', () => {
       ),
     );
     expect(results.map((r) => r.version)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    await store.checkpoint();
     const onDisk = [...(await lines(segment(dataDir, 'agent-g', 0))), ...(await lines(segment(dataDir, 'agent-g', 1)))].map(
       (l) => JSON.parse(l),
     );
@@ -267,7 +277,7 @@ describe('lowdb store on disk', () => {
       await rejection(second.loadAgent('agent-1'), 'store_unavailable');
     });
 
-    it('recovers every acknowledged commit from the log when the written-through files were lost, and cuts a torn log tail', async () => {
+    it('recovers every acknowledged commit from the log when the checkpointed files lack them or are torn, and cuts a torn log tail', async () => {
       const dataDir = await dirs.make();
       const live = await openStore(dataDir, false);
       const lease = await live.acquireLease('a', TTL_MS, T0);
@@ -275,10 +285,11 @@ describe('lowdb store on disk', () => {
       await live.commit(commitOf(lease, 'agent-1', 1, { v: 2 }, newEvents(2)));
       await live.commit(commitOf(lease, 'agent-2', null, { w: 1 }, newEvents(1)));
       const image = await crashImage(dataDir);
-      // The page cache never reached the disk: doc.json and events of agent-1 are gone or short,
-      // and the log ends in half a record.
-      await rm(join(image, 'agents', 'agent-1', 'doc.json'));
-      await truncate(segment(image, 'agent-1', 0), 10);
+      // No checkpoint ran: the files do not exist. A crash inside a round's write leaves agent-1
+      // a torn first line, and the log ends in half a record.
+      await expect(stat(join(image, 'agents', 'agent-1', 'doc.json'))).rejects.toThrow();
+      await mkdir(join(image, 'agents', 'agent-1', 'events'), { recursive: true });
+      await writeFile(segment(image, 'agent-1', 0), '{"id":"agen');
       const [log] = await walFiles(image);
       const whole = (await stat(join(image, 'wal', log!))).size;
       await appendFile(join(image, 'wal', log!), Buffer.from([200, 0, 0, 0, 1, 2, 3, 4, 123, 34]));
@@ -341,6 +352,10 @@ describe('lowdb store on disk', () => {
       const lease = await store.acquireLease('a', TTL_MS, T0);
       const ids = Array.from({ length: 20 }, (_, i) => `agent-${i}`);
       await Promise.all(ids.map((id) => store.commit(commitOf(lease, id, null, { id }, newEvents(2)))));
+      // Until a checkpoint writes them, the commits are held in memory; after it, nothing is.
+      expect(store.residentState().uncheckpointedAgents).toBe(20);
+      await store.checkpoint();
+      expect(store.residentState().uncheckpointedAgents).toBe(0);
       expect(store.residentState().openFiles).toBeGreaterThanOrEqual(20);
       for (const id of ids) store.evictAgent(id);
       expect(store.residentState()).toMatchObject({ agents: 20, openFiles: 0 });
@@ -402,6 +417,7 @@ describe('lowdb store on disk', () => {
 
       const committed = await next.commit(commitOf(newLease, 'agent-1', 1, { by: 'new' }, newEvents(1)));
       expect(committed.events[0]?.event_seq).toBe(2);
+      await next.checkpoint();
       expect(JSON.parse(await readFile(join(dataDir, 'agents', 'agent-1', 'doc.json'), 'utf8')).doc).toEqual({ by: 'new' });
     });
 

@@ -25,9 +25,8 @@ function docFileText(write: AgentWrite): string {
 }
 
 /**
- * `agents/<agent_id>/doc.json` and `agents/<agent_id>/events/`: written through on every commit
- * without fsync (the write-ahead log is what makes a commit durable), fsynced by checkpoints.
- * Nothing here is cached per agent.
+ * `agents/<agent_id>/doc.json` and `agents/<agent_id>/events/`: checkpoints of the write-ahead log,
+ * written and fsynced by checkpoint rounds (and written by recovery). Nothing here is cached per agent.
  */
 export class AgentFiles {
   constructor(
@@ -73,13 +72,11 @@ export class AgentFiles {
 
   /**
    * Appends the events, then replaces doc.json: a reader never sees a doc ahead of its events.
-   * `previous_last_seq` (`null` for a new agent) tells whether its directories may be missing.
+   * Checkpoints and recovery call it; commits never do (they are durable in the write-ahead log).
    */
-  async writeThrough(agent_id: string, write: AgentWrite, lines: EventLine[], previous_last_seq: number | null): Promise<void> {
+  async writeState(agent_id: string, write: AgentWrite, lines: EventLine[]): Promise<void> {
     const log = this.eventLog(agent_id);
-    if (previous_last_seq === null || (previous_last_seq === 0 && lines.length > 0)) {
-      mkdirSync(lines.length > 0 ? log.dir : this.dir(agent_id), { recursive: true });
-    }
+    mkdirSync(lines.length > 0 ? log.dir : this.dir(agent_id), { recursive: true });
     if (lines.length > 0) log.append(lines);
     // Replaced whole, never rewritten in place: other processes read doc.json while it is written.
     await replaceFile(this.docPath(agent_id), docFileText(write));

@@ -3,15 +3,15 @@ import { DomainError } from '../../domain/index.js';
 import { assertExpectedVersion, eventId } from '../shared/commit-rules.js';
 import { assertFence } from '../shared/lease-rules.js';
 import type { CommitResult, NewEvent } from '../store.js';
-import type { AgentFiles, AgentWrite } from './agent-files.js';
+import type { AgentWrite } from './agent-files.js';
 import { writeCheckpoint } from './checkpoint.js';
 import type { CheckpointTargets, DirtyAgents } from './checkpoint.js';
 import type { EventLine } from './event-log.js';
 import { storeError } from './fs-util.js';
 import { GroupQueue } from './group-queue.js';
 import type { LeaseFile } from './lease-file.js';
-import { forEachLimited } from './limited.js';
 import type { RosterIndex } from './roster-index.js';
+import type { Uncheckpointed } from './uncheckpointed.js';
 import { encodeFrames } from './wal-frame.js';
 
 /** A commit whose document, roster entry and payloads are already serialized (bad input fails before queueing). */
@@ -38,6 +38,8 @@ type Job = PreparedCommit | CheckpointRequest;
 export interface WriterContext extends CheckpointTargets {
   index: RosterIndex;
   lease: LeaseFile;
+  /** Where acknowledged commits wait for the next checkpoint round to write them to the files. */
+  uncheckpointed: Uncheckpointed;
   /** Before the first write to an agent in this process: its files end at its `last_event_seq`. */
   ensureRepaired(agent_id: string): Promise<void>;
   /** Whether this instance may checkpoint (delete log files): it is the directory's only writer. */
@@ -53,14 +55,13 @@ interface Accepted {
   events: AgentEvent[];
 }
 
-const AGENTS_WRITTEN_IN_FLIGHT = 64;
-
 /**
  * Group commit across agents. Every commit queued while the writer is idle or busy joins the next
  * batch; a batch reads the lease once, checks each commit in order (fence, then compare-and-set
  * against the state the previous one produced), appends one record per accepted commit to the
- * write-ahead log with ONE fdatasync, writes each agent's events and doc.json through (no fsync),
- * and only then resolves. Checkpoints run between batches' log appends and off the commit path.
+ * write-ahead log with ONE fdatasync, and resolves: the agents' files are not touched, the commits
+ * wait in `Uncheckpointed` until a checkpoint round (between batches' log appends, then off the
+ * commit path) writes them.
  */
 export class CommitWriter {
   private readonly queue = new GroupQueue<Job>((batch) => this.flush(batch));
@@ -84,8 +85,10 @@ export class CommitWriter {
     this.rosterStale = rosterStale;
   }
 
+  /** Agents whose files are not durable or not current yet. */
   get dirtyAgents(): number {
-    return this.dirty.size;
+    const pending = this.ctx.uncheckpointed;
+    return pending.size + [...this.dirty.keys()].filter((agent_id) => pending.write(agent_id) === undefined).length;
   }
 
   /** Resolves once every commit queued so far is settled and no checkpoint round is running. */
@@ -121,7 +124,7 @@ export class CommitWriter {
     }
   }
 
-  /** Between two batches: every record in the rotated files is in the index and written through. */
+  /** Between two batches: every record in the rotated files is in the index and in `Uncheckpointed`. */
   private async startRound(request: CheckpointRequest): Promise<void> {
     try {
       // After a failed write the index may lag the log: only a reopen's recovery may retire it.
@@ -130,20 +133,28 @@ export class CommitWriter {
         return;
       }
       const walFiles = await this.ctx.wal.rotate();
-      if (walFiles.length === 0 && this.dirty.size === 0 && !this.rosterStale) {
+      if (walFiles.length === 0 && this.dirty.size === 0 && !this.rosterStale && this.ctx.uncheckpointed.size === 0) {
         request.resolve();
         return;
       }
       const dirty = this.dirty;
       this.dirty = new Map();
       this.rosterStale = false;
-      const capture = { walFiles, dirty, entries: this.ctx.index.snapshot() };
-      writeCheckpoint(capture, this.ctx).then(request.resolve, (err: unknown) => {
-        this.ctx.wal.restore(walFiles);
-        this.rosterStale = true;
-        for (const [agent_id, from] of dirty) this.dirty.set(agent_id, Math.min(from, this.dirty.get(agent_id) ?? from));
-        request.reject(storeError('checkpointing', err));
-      });
+      const capture = { walFiles, dirty, written: this.ctx.uncheckpointed.seal(), entries: this.ctx.index.snapshot() };
+      writeCheckpoint(capture, this.ctx).then(
+        () => {
+          this.ctx.uncheckpointed.settle();
+          request.resolve();
+        },
+        (err: unknown) => {
+          this.ctx.wal.restore(walFiles);
+          this.ctx.uncheckpointed.unseal();
+          // The files may hold part of the round's events: writing them again could repeat lines,
+          // so the store stops until a reopen repairs the files from the log.
+          this.failure ??= storeError('checkpointing; the store must be reopened', err);
+          request.reject(this.failure);
+        },
+      );
     } catch (err) {
       request.reject(storeError('checkpointing', err));
     }
@@ -179,11 +190,6 @@ export class CommitWriter {
 
     try {
       await this.ctx.wal.append(encodeFrames(all.map(walPayload)));
-      await forEachLimited([...byAgent], AGENTS_WRITTEN_IN_FLIGHT, async ([agent_id, list]) => {
-        const last = list.at(-1) as Accepted;
-        const previous = this.ctx.index.get(agent_id)?.last_event_seq ?? null;
-        await this.ctx.files.writeThrough(agent_id, last.write, list.flatMap((a) => a.lines), previous);
-      });
     } catch (err) {
       // The log may hold these commits (they land at the next open) while memory does not.
       this.failure = storeError('writing a commit batch; the store must be reopened', err);
@@ -194,7 +200,7 @@ export class CommitWriter {
       const last = list.at(-1) as Accepted;
       const { version, last_event_seq, rosterJson } = last.write;
       this.ctx.index.set(agent_id, { version, last_event_seq, rosterJson });
-      if (!this.dirty.has(agent_id)) this.dirty.set(agent_id, list[0]?.lines[0]?.event_seq ?? last_event_seq + 1);
+      this.ctx.uncheckpointed.add(agent_id, last.write, list.flatMap((a) => a.lines));
     }
     for (const { commit, write, events } of all) commit.resolve({ version: write.version, events });
   }

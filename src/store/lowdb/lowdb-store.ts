@@ -7,12 +7,14 @@ import type { Commit, CommitResult, EventPage, EventPageQuery, Lease, RosterEntr
 import { AgentFiles } from './agent-files.js';
 import { OpenFiles } from './open-files.js';
 import { CommitWriter } from './commit-writer.js';
+import { committedDoc, committedEvents } from './committed-reads.js';
 import { DirectorySyncer } from './directory-syncer.js';
 import { removeDeadTempFiles, storeError } from './fs-util.js';
 import { GlobalSpace } from './global-space.js';
 import { LeaseFile } from './lease-file.js';
 import { releasePidLock, tryTakePidLock } from './pid-lock.js';
 import { RosterIndex } from './roster-index.js';
+import { Uncheckpointed } from './uncheckpointed.js';
 import { recoverIndex } from './wal-recovery.js';
 import { WriteAheadLog } from './write-ahead-log.js';
 
@@ -31,7 +33,7 @@ export interface LowdbStoreOptions {
 export interface LowdbResidentState {
   agents: number;
   openFiles: number;
-  /** Agents written since the last checkpoint (their files are not fsynced yet). */
+  /** Agents committed since the last checkpoint (their files are not current or not fsynced yet). */
   uncheckpointedAgents: number;
 }
 
@@ -39,8 +41,9 @@ const DEFAULT_CHECKPOINT_BYTES = 16 * 1024 * 1024;
 
 /**
  * The embedded store: a shared write-ahead log that makes commits durable (one fdatasync per
- * batch across agents), per-agent doc.json and JSONL event segments written through on every
- * commit and fsynced by checkpoints, and `roster.tsv`, the index every listing reads. See
+ * batch across agents, and nothing else on the commit path), per-agent doc.json and JSONL event
+ * segments written and fsynced by checkpoint rounds (commits not yet checkpointed are read from
+ * memory), and `roster.tsv`, the index every listing reads. See
  * `src/store/README.md` for the layout, the commit protocol, recovery and the lease rules.
  */
 export class LowdbStore implements Store {
@@ -55,6 +58,7 @@ export class LowdbStore implements Store {
   private readonly lease: LeaseFile;
   private readonly globals: GlobalSpace;
   private readonly index = new RosterIndex();
+  private readonly uncheckpointed = new Uncheckpointed();
   private readonly wal: WriteAheadLog;
   private readonly writer: CommitWriter;
   /** Agents whose files are known to end at their `last_event_seq` (checked once per process). */
@@ -77,6 +81,7 @@ export class LowdbStore implements Store {
     this.writer = new CommitWriter({
       index: this.index,
       lease: this.lease,
+      uncheckpointed: this.uncheckpointed,
       files: this.files,
       directories: this.directories,
       wal: this.wal,
@@ -188,7 +193,7 @@ export class LowdbStore implements Store {
     });
   }
 
-  /** The store caches no document; this closes the agent's idle segment files. */
+  /** Closes the agent's idle segment files (its uncheckpointed commits stay until the next checkpoint). */
   evictAgent(agent_id: string): void {
     assertAgentId(agent_id);
     this.handles.closeUnder(`${this.files.dir(agent_id)}${sep}`);
@@ -210,7 +215,7 @@ export class LowdbStore implements Store {
     assertAgentId(agent_id);
     if (this.index.get(agent_id) === undefined) return null;
     await this.ensureRepaired(agent_id);
-    const stored = await this.files.readDoc(agent_id);
+    const stored = await committedDoc(this.files, this.uncheckpointed, agent_id);
     if (stored === null) {
       if (!this.isWriter()) return null;
       throw new DomainError('store_unavailable', `agent ${agent_id} is listed but its doc.json is missing`);
@@ -248,7 +253,8 @@ export class LowdbStore implements Store {
     const oldest_seq = newest_seq === 0 ? 0 : 1;
     if (newest_seq > 0) await this.ensureRepaired(agent_id);
     try {
-      return { events: await this.files.eventLog(agent_id).read(pageSeqs(query, oldest_seq, newest_seq)), oldest_seq, newest_seq };
+      const events = await committedEvents(this.files, this.uncheckpointed, agent_id, pageSeqs(query, oldest_seq, newest_seq));
+      return { events, oldest_seq, newest_seq };
     } catch (err) {
       throw storeError(`reading events of agent ${agent_id}`, err);
     }
@@ -277,6 +283,7 @@ export class LowdbStore implements Store {
     });
     this.index.replace(recovered.entries);
     this.repaired = recovered.repaired;
+    this.uncheckpointed.replace(recovered.uncheckpointed);
     this.writer.reset(recovered.dirty, recovered.rosterMissing);
   }
 

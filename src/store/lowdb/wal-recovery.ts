@@ -8,6 +8,7 @@ import { forEachLimited } from './limited.js';
 import { WalRecord } from './records.js';
 import { RosterIndex } from './roster-index.js';
 import type { IndexEntry } from './roster-index.js';
+import type { UncheckpointedAgent } from './uncheckpointed.js';
 import type { WriteAheadLog } from './write-ahead-log.js';
 
 export interface RecoveredIndex {
@@ -16,6 +17,8 @@ export interface RecoveredIndex {
   dirty: DirtyAgents;
   /** Agents whose files are known to end exactly at their `last_event_seq`. */
   repaired: Set<string>;
+  /** Without `repair`: what the log holds that the agents' files may lack, to be read from memory. */
+  uncheckpointed: Map<string, UncheckpointedAgent>;
   /** `roster.tsv` is missing (a data directory from before the index): the next checkpoint writes it. */
   rosterMissing: boolean;
 }
@@ -62,6 +65,7 @@ export async function recoverIndex(options: RecoveryOptions): Promise<RecoveredI
 
   const dirty: DirtyAgents = new Map();
   const repaired = new Set<string>();
+  const uncheckpointed = new Map<string, UncheckpointedAgent>();
   // What the last checkpoint made durable, before the log is laid over it (doc.json alone proves nothing).
   const checkpointed = new Map([...byAgent.keys()].map((agent_id) => [agent_id, rosterMissing ? 0 : (entries.get(agent_id)?.last_event_seq ?? 0)]));
   for (const [agent_id, records] of byAgent) {
@@ -81,8 +85,30 @@ export async function recoverIndex(options: RecoveryOptions): Promise<RecoveredI
       dirty.set(agent_id, await repairAgent(files, agent_id, entry, records, checkpointed.get(agent_id) ?? 0));
       repaired.add(agent_id);
     });
+  } else {
+    for (const [agent_id, records] of byAgent) {
+      const logged = loggedState(entries.get(agent_id) as IndexEntry, records);
+      if (logged !== null) uncheckpointed.set(agent_id, logged);
+    }
   }
-  return { entries, dirty, repaired, rosterMissing };
+  return { entries, dirty, repaired, rosterMissing, uncheckpointed };
+}
+
+/**
+ * The agent's state as its newest record gives it, with the events the records hold densely up to
+ * it; `null` when a checkpoint already covered the record (the files are newer). Files hold every
+ * event before the first one returned: a round writes them before it deletes their log files.
+ */
+function loggedState(entry: IndexEntry, records: WalRecord[]): UncheckpointedAgent | null {
+  const latest = records.at(-1) as WalRecord;
+  if (latest.v !== entry.version) return null;
+  const bySeq = new Map(records.flatMap((record) => record.e.map((event) => [event.event_seq, event] as const)));
+  let first = entry.last_event_seq + 1;
+  while (bySeq.has(first - 1)) first -= 1;
+  const lines: EventLine[] = [];
+  for (let seq = first; seq <= entry.last_event_seq; seq += 1) lines.push({ event_seq: seq, line: JSON.stringify(bySeq.get(seq)) });
+  const write = { version: entry.version, last_event_seq: entry.last_event_seq, docJson: JSON.stringify(latest.d ?? null), rosterJson: entry.rosterJson };
+  return { write, lines };
 }
 
 /**
@@ -105,11 +131,10 @@ async function repairAgent(files: AgentFiles, agent_id: string, entry: IndexEntr
   const latest = records.at(-1) as WalRecord;
   const onDisk = await files.readDoc(agent_id).catch(() => null);
   if (latest.v === entry.version && (onDisk === null || onDisk.version < entry.version)) {
-    await files.writeThrough(
+    await files.writeState(
       agent_id,
       { version: entry.version, last_event_seq: entry.last_event_seq, docJson: JSON.stringify(latest.d ?? null), rosterJson: entry.rosterJson },
       lines,
-      null,
     );
   } else if (lines.length > 0) {
     log.append(lines);
