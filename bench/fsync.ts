@@ -18,7 +18,7 @@ import { median, pairwiseRatios } from './lib/stats.js';
  *    group commit folds into one batch.
  * A reference row shows what the disk allows with group commit across agents: batches of 1,000
  * records of 4 KiB + 200 B (a fresh agent's doc plus one event) appended to one shared file with
- * one fdatasync per batch: the lowdb store's write-ahead log without the per-agent write-through.
+ * one fdatasync per batch: what the lowdb store's commit path does, without the store around it.
  */
 
 const RUNS = 5;
@@ -155,7 +155,7 @@ runBenchmark('fsync', 4 * 60_000, async () => {
       { name: '  ratio shared log / fsync loop', unit: '×', samples: pairwiseRatios(shared, baseline) },
     ],
     notes: [
-      'every commit is acknowledged once its batch of write-ahead log records is fdatasynced (one per batch, across agents) and its events and doc.json are written through (append; temp file + rename, no fsync)',
+      'every commit is acknowledged once its batch of write-ahead log records is fdatasynced (one per batch, across agents); doc.json and the event segments are written by checkpoint rounds (every 16 MiB of log, off the commit path)',
       `baseline loop: ≤ ${FSYNC_LOOP_MS} ms or ${FSYNC_LOOP_MAX} iterations per run, one writer`,
     ],
   };

@@ -2,6 +2,7 @@ import { appendFile, cp, mkdir, readdir, readFile, rm, stat, truncate, writeFile
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { LowdbStore } from '../../src/store/index.js';
+import { CommittedView } from '../../src/store/lowdb/read-committed.js';
 import type { Lease } from '../../src/store/index.js';
 import { at, commitOf, newEvents, rejection, storeContract, T0, TTL_MS } from './contract.js';
 import { TempDirs } from './temp-dirs.js';
@@ -344,6 +345,52 @@ describe('lowdb store on disk', () => {
       await store.checkpoint();
       expect(await walFiles(dataDir)).toEqual([]);
       expect(await readFile(join(dataDir, 'roster.tsv'), 'utf8')).toContain('agent-2\t1\t0\t\n');
+    });
+
+    it('acknowledges a commit with the log append alone: the agent files are written by the next checkpoint round', async () => {
+      const dataDir = await dirs.make();
+      const store = await openStore(dataDir);
+      const lease = await store.acquireLease('a', TTL_MS, T0);
+      await store.commit({ ...commitOf(lease, 'agent-1', null, { v: 1 }, newEvents(1200)), roster: { r: 1 } });
+      await store.checkpoint();
+      await store.commit(commitOf(lease, 'agent-1', 1, { v: 2 }, newEvents(3, 'late')));
+      await store.commit(commitOf(lease, 'agent-2', null, { w: 1 }, newEvents(2)));
+      // Not written yet: doc.json and the segments hold the first commit only.
+      expect(JSON.parse(await readFile(join(dataDir, 'agents', 'agent-1', 'doc.json'), 'utf8'))).toMatchObject({ version: 1, last_event_seq: 1200 });
+      expect(await lines(segment(dataDir, 'agent-1', 1))).toHaveLength(200);
+      await expect(stat(join(dataDir, 'agents', 'agent-2'))).rejects.toThrow();
+      expect(store.residentState().uncheckpointedAgents).toBe(2);
+
+      // The store reads its memory for what the files lack, the files for the rest.
+      expect(await store.loadAgent('agent-1')).toEqual({ version: 2, doc: { v: 2 }, last_event_seq: 1203 });
+      const page = await store.readEvents('agent-1', { after_seq: 1195, limit: 10, order: 'asc' });
+      expect(page.events.map((e) => [e.event_seq, e.payload['tag']])).toEqual([
+        [1196, 'e'], [1197, 'e'], [1198, 'e'], [1199, 'e'], [1200, 'e'], [1201, 'late'], [1202, 'late'], [1203, 'late'],
+      ]);
+      expect(await store.listRoster()).toEqual([
+        { agent_id: 'agent-1', version: 2, roster: { r: 1 } },
+        { agent_id: 'agent-2', version: 1, roster: null },
+      ]);
+
+      // So does the read-only view of the directory, from the log, without writing or locking anything.
+      const before = (await readdir(dataDir, { recursive: true })).sort();
+      const view = await CommittedView.read(dataDir);
+      expect(view.agentIds()).toEqual(['agent-1', 'agent-2']);
+      expect(await view.agent('agent-1')).toEqual({ version: 2, last_event_seq: 1203, doc: { v: 2 }, roster: { r: 1 } });
+      expect(await view.agent('agent-2')).toEqual({ version: 1, last_event_seq: 2, doc: { w: 1 } });
+      expect(await view.agent('nobody')).toBeNull();
+      expect(await view.events('agent-1', 1, 1203)).toEqual((await store.readEvents('agent-1', { limit: 2000, order: 'asc' })).events);
+      expect((await view.events('agent-2', 1, 2)).map((e) => e.event_seq)).toEqual([1, 2]);
+      expect((await readdir(dataDir, { recursive: true })).sort()).toEqual(before);
+
+      await store.checkpoint();
+      expect(store.residentState().uncheckpointedAgents).toBe(0);
+      expect(JSON.parse(await readFile(join(dataDir, 'agents', 'agent-1', 'doc.json'), 'utf8'))).toEqual({ version: 2, last_event_seq: 1203, doc: { v: 2 }, roster: { r: 1 } });
+      expect((await lines(segment(dataDir, 'agent-1', 1))).map((l) => JSON.parse(l).event_seq)).toEqual(Array.from({ length: 203 }, (_, i) => 1001 + i));
+      expect(await store.loadAgent('agent-2')).toEqual({ version: 1, doc: { w: 1 }, last_event_seq: 2 });
+      const after = await CommittedView.read(dataDir);
+      expect(await after.agent('agent-1')).toEqual(await view.agent('agent-1'));
+      expect(await after.events('agent-1', 1195, 1203)).toEqual(await view.events('agent-1', 1195, 1203));
     });
 
     it('keeps no per-agent state after eviction but the roster entry: no open file, no document', async () => {

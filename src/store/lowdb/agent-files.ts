@@ -83,7 +83,7 @@ export class AgentFiles {
   }
 
   /**
-   * Makes what the write-through left durable: the segments holding `from_seq..last_event_seq`,
+   * Makes what `writeState` left durable: the segments holding `from_seq..last_event_seq`,
    * doc.json and the directory entries (the caller syncs `agents/` once for all agents).
    */
   async sync(agent_id: string, from_seq: number, last_event_seq: number): Promise<void> {
