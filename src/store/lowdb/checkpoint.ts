@@ -29,7 +29,11 @@ export interface CheckpointTargets {
 }
 
 const SYNCS_IN_FLIGHT = 32;
-const AGENTS_WRITTEN_IN_FLIGHT = 64;
+/**
+ * Few on purpose: file operations share libuv's thread pool (4 threads) with the commit path's log
+ * append and fdatasync, which would otherwise queue behind the round's temp files and renames.
+ */
+const AGENTS_WRITTEN_IN_FLIGHT = 2;
 
 /**
  * Writes the commits acknowledged since the last round to the agents' files (events appended,
