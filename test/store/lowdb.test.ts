@@ -393,6 +393,36 @@ describe('lowdb store on disk', () => {
       expect(await after.events('agent-1', 1195, 1203)).toEqual(await view.events('agent-1', 1195, 1203));
     });
 
+    it('reads every acknowledged commit while a checkpoint round writes them and commits continue', async () => {
+      const dataDir = await dirs.make();
+      const store = await openStore(dataDir);
+      const lease = await store.acquireLease('a', TTL_MS, T0);
+      const ids = Array.from({ length: 200 }, (_, i) => `agent-${i}`);
+      await Promise.all(ids.map((id) => store.commit(commitOf(lease, id, null, { id, n: 1 }, newEvents(3, 'first')))));
+      const check = async (id: string, n: number): Promise<void> => {
+        expect(await store.loadAgent(id)).toEqual({ version: n, doc: { id, n }, last_event_seq: n * 3 });
+        const page = await store.readEvents(id, { limit: 100, order: 'asc' });
+        expect(page.events.map((e) => e.event_seq)).toEqual(Array.from({ length: n * 3 }, (_, i) => i + 1));
+      };
+
+      let writing = true;
+      const round = store.checkpoint().finally(() => (writing = false));
+      // Commits continue (before or after the round seals its generation); reads see everything.
+      const second = Promise.all(ids.slice(0, 100).map((id) => store.commit(commitOf(lease, id, 1, { id, n: 2 }, newEvents(3, 'second')))));
+      while (writing) {
+        await Promise.all(ids.slice(100).map((id) => check(id, 1)));
+        // Reads served from memory never wait for I/O: let the round's file operations complete.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await round;
+      await second;
+      for (const [i, id] of ids.entries()) await check(id, i < 100 ? 2 : 1);
+      await store.checkpoint();
+      expect(store.residentState().uncheckpointedAgents).toBe(0);
+      for (const [i, id] of ids.entries()) await check(id, i < 100 ? 2 : 1);
+      expect((await lines(segment(dataDir, 'agent-0', 0))).map((l) => JSON.parse(l).payload.tag)).toEqual(['first', 'first', 'first', 'second', 'second', 'second']);
+    });
+
     it('keeps no per-agent state after eviction but the roster entry: no open file, no document', async () => {
       const dataDir = await dirs.make();
       const store = await openStore(dataDir);
