@@ -75,7 +75,7 @@ export class AgentCell {
       const tx = new Tx(this, this.env);
       try {
         const result = await operation(tx);
-        await tx.flush();
+        await tx.finish();
         return result;
       } catch (error) {
         this.rollback();
@@ -134,14 +134,18 @@ export class AgentCell {
 
 /** A draft of one agent's records plus the events it will append, committed atomically by `flush`. */
 export class Tx {
-  doc: AgentDoc;
+  /** Copied from the committed document on first use: an operation that never reads it copies nothing. */
+  private draft: AgentDoc | null = null;
   private events: NewEvent[] = [];
 
   constructor(
     readonly cell: AgentCell,
     private readonly env: CellEnv,
-  ) {
-    this.doc = structuredClone(cell.doc);
+  ) {}
+
+  get doc(): AgentDoc {
+    this.draft ??= structuredClone(this.cell.doc);
+    return this.draft;
   }
 
   get now(): Date {
@@ -251,22 +255,35 @@ export class Tx {
     }
   }
 
-  /** Commits the draft now (a durable checkpoint inside a longer operation). */
-  async flush(): Promise<AgentEvent[]> {
+  /** Commits the draft now (a durable checkpoint inside a longer operation); the draft stays in use. */
+  flush(): Promise<AgentEvent[]> {
+    return this.commit(false);
+  }
+
+  /** Commits the draft at the end of the operation: the draft itself becomes the committed document. */
+  finish(): Promise<AgentEvent[]> {
+    return this.commit(true);
+  }
+
+  /**
+   * One document copy per commit: the store owns what it is handed, so a checkpoint hands it a copy
+   * (the operation keeps mutating its draft, and may hold references into it), the end hands the draft.
+   */
+  private async commit(handOver: boolean): Promise<AgentEvent[]> {
     if (!this.dirty) {
-      const effects = this.afterCommit;
-      this.afterCommit = [];
-      for (const effect of effects) effect();
+      this.runAfterCommit();
       return [];
     }
-    this.doc.last_commit_at = this.env.clock.now().toISOString();
-    prune(this.doc);
+    const draft = this.doc;
+    draft.last_commit_at = this.env.clock.now().toISOString();
+    prune(draft);
+    const doc = handOver ? draft : structuredClone(draft);
     let result;
     try {
       result = await this.env.store.commit({
         agent_id: this.cell.id,
         expected_version: this.cell.version,
-        doc: this.doc,
+        doc,
         events: this.events,
         fencing_token: this.env.fencingToken(),
       });
@@ -276,13 +293,19 @@ export class Tx {
     }
     this.events = [];
     this.touched = false;
-    this.cell.commitDone(structuredClone(this.doc), result.version);
+    // The committed document is read-only from here on: a later use of this Tx copies it again.
+    if (handOver) this.draft = null;
+    this.cell.commitDone(doc, result.version);
     this.env.bus.publish(result.events);
     this.env.onCommitted(this.cell);
+    this.runAfterCommit();
+    return result.events;
+  }
+
+  private runAfterCommit(): void {
     const effects = this.afterCommit;
     this.afterCommit = [];
     for (const effect of effects) effect();
-    return result.events;
   }
 }
 

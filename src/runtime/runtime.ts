@@ -1250,7 +1250,7 @@ export class Runtime implements RuntimeApi {
       if (error instanceof DomainError && error.code === 'version_conflict') throw new DomainError('agent_exists', `agent ${agentId} already exists`, { agent_id: agentId });
       throw error;
     }
-    cell.commitDone(structuredClone(doc), created.version);
+    cell.commitDone(doc, created.version);
     this.cells.set(agentId, cell);
     this.bus.publish(created.events);
     // Steps 3–6: checks, trigger + lease, first snapshot, commit to Active.

@@ -18,7 +18,8 @@ export interface MemoryStoreOptions {
 
 /**
  * The Store contract in memory, for tests and benchmarks. Everything crossing the boundary is
- * deep-copied (structuredClone) so callers never share objects with the stored state. Closing
+ * deep-copied (structuredClone) so callers never share objects with the stored state, except the
+ * committed document, which the store owns once committed (see `Store.commit`). Closing
  * keeps the data, so an instance can be reopened to simulate a restart.
  */
 export class MemoryStore implements Store {
@@ -98,10 +99,9 @@ export class MemoryStore implements Store {
         };
       },
     );
-    // Clone before mutating anything, so an uncloneable document leaves the agent untouched.
-    const doc = structuredClone(commit.doc ?? null);
+    // The store owns the committed document (Store.commit): kept as is, copied only on load.
     agent.version += 1;
-    agent.doc = doc;
+    agent.doc = commit.doc ?? null;
     agent.events.push(...appended);
     this.agents.set(commit.agent_id, agent);
     return { version: agent.version, events: structuredClone(appended) };
