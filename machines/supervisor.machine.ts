@@ -1,5 +1,6 @@
 import { assign, enqueueActions, setup } from 'xstate';
 import { agentMachine } from './agent.machine.js';
+import { addId, emptyIdSet, hasId, removeId, type IdSet } from './id-set.js';
 
 /**
  * The root of the actor system, sharded: each supervisor owns at most `capacity` agents, because
@@ -18,7 +19,7 @@ export interface SupervisorInput {
 
 export interface SupervisorContext extends SupervisorInput {
   /** The agents this shard holds: a set, so a repeated attach or detach counts once. */
-  agents: Record<string, true>;
+  agents: IdSet;
   live: number;
   failures: number;
 }
@@ -58,26 +59,25 @@ export const supervisorMachine = setup({
   actors: { agent: agentMachine },
   guards: {
     // An agent the shard already holds keeps its place: a repeated spawn or attach is not a new one.
-    hasCapacity: ({ context, event }) => context.live < context.capacity || ('agentId' in event && context.agents[event.agentId] === true),
+    hasCapacity: ({ context, event }) => context.live < context.capacity || ('agentId' in event && hasId(context.agents, event.agentId)),
     hasLiveAgents: ({ context }) => context.live > 0,
   },
   actions: {
     spawnAgent: enqueueActions(({ context, event, enqueue }) => {
       // A second child under the same systemId would put the whole shard in error.
-      if (event.type !== 'AGENT.SPAWN' || context.agents[event.agentId]) return;
+      if (event.type !== 'AGENT.SPAWN' || hasId(context.agents, event.agentId)) return;
       enqueue.spawnChild('agent', { id: event.agentId, systemId: `agent:${event.agentId}`, input: { agentId: event.agentId } });
     }),
+    // O(1) per event: the set copies one path, and `live` follows only a real change of membership.
     countIn: assign(({ context, event }) => {
       const agentId = 'agentId' in event ? event.agentId : null;
-      if (!agentId || context.agents[agentId]) return {};
-      const agents: Record<string, true> = { ...context.agents, [agentId]: true };
-      return { agents, live: Object.keys(agents).length };
+      const agents = agentId ? addId(context.agents, agentId) : context.agents;
+      return agents === context.agents ? {} : { agents, live: context.live + 1 };
     }),
     countOut: assign(({ context, event }) => {
       const agentId = failedAgentId(event) ?? ('agentId' in event ? event.agentId : null);
-      if (!agentId || !context.agents[agentId]) return {};
-      const { [agentId]: _gone, ...agents } = context.agents;
-      return { agents, live: Object.keys(agents).length };
+      const agents = agentId ? removeId(context.agents, agentId) : context.agents;
+      return agents === context.agents ? {} : { agents, live: context.live - 1 };
     }),
     stopAgent: enqueueActions(({ event, enqueue }) => {
       const agentId = failedAgentId(event) ?? ('agentId' in event ? event.agentId : null);
@@ -98,7 +98,7 @@ export const supervisorMachine = setup({
   },
 }).createMachine({
   id: 'supervisor',
-  context: ({ input }) => ({ ...input, agents: {}, live: 0, failures: 0 }),
+  context: ({ input }) => ({ ...input, agents: emptyIdSet, live: 0, failures: 0 }),
   initial: 'running',
   states: {
     running: {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, type ActorRefFrom } from 'xstate';
 import { agentMachine } from '../../machines/agent.machine.js';
+import { emptyIdSet, idsOf } from '../../machines/id-set.js';
 import { supervisorMachine } from '../../machines/supervisor.machine.js';
 import type { SupervisorEmitted, SupervisorEvent } from '../../machines/supervisor.machine.js';
 
@@ -32,7 +33,7 @@ describe('supervisor machine: spawning', () => {
   it('starts running with no live agent and no failure', () => {
     const { actor } = startSupervisor();
     expect(actor.getSnapshot().value).toBe('running');
-    expect(actor.getSnapshot().context).toEqual({ shardId: 3, capacity: 2, agents: {}, live: 0, failures: 0 });
+    expect(actor.getSnapshot().context).toEqual({ shardId: 3, capacity: 2, agents: emptyIdSet, live: 0, failures: 0 });
   });
 
   it('AGENT.SPAWN spawns a child `agent` under its id, registered as agent:<id>', () => {
@@ -109,9 +110,11 @@ describe('supervisor machine: spawning', () => {
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'r1' });
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'r1' });
     actor.send({ type: 'AGENT.SPAWN', agentId: 'a1' });
-    expect(actor.getSnapshot().context).toMatchObject({ agents: { r1: true, a1: true }, live: 2 });
+    expect(idsOf(actor.getSnapshot().context.agents)).toEqual(['a1', 'r1']);
+    expect(actor.getSnapshot().context.live).toBe(2);
     actor.send({ type: 'AGENT.DETACHED', agentId: 'r1' });
-    expect(actor.getSnapshot().context).toMatchObject({ agents: { a1: true }, live: 1 });
+    expect(idsOf(actor.getSnapshot().context.agents)).toEqual(['a1']);
+    expect(actor.getSnapshot().context.live).toBe(1);
   });
 
   it('detaching or failing an agent the shard does not hold frees nothing', () => {
@@ -119,7 +122,8 @@ describe('supervisor machine: spawning', () => {
     actor.send({ type: 'AGENT.SPAWN', agentId: 'a1' });
     actor.send({ type: 'AGENT.DETACHED', agentId: 'ghost' });
     actor.send({ type: 'AGENT.FAILED', agentId: 'ghost', error: 'elsewhere' });
-    expect(actor.getSnapshot().context).toMatchObject({ agents: { a1: true }, live: 1, failures: 1 });
+    expect(idsOf(actor.getSnapshot().context.agents)).toEqual(['a1']);
+    expect(actor.getSnapshot().context).toMatchObject({ live: 1, failures: 1 });
     expect(actor.getSnapshot().children['a1']).toBeDefined();
     actor.send({ type: 'AGENT.SPAWN', agentId: 'a2' });
     expect(emitted.at(-1)).toEqual({ type: 'agent.refused', agentId: 'a2', reason: 'shard_full' });

@@ -7,9 +7,11 @@ import {
   type AgentEvent,
   type ContinuationEvent,
   type MachineName,
+  type SupervisorContext,
   type SupervisorEvent,
   type TaskEvent,
 } from '../../machines/index.js';
+import { idsOf } from '../../machines/id-set.js';
 import { emptyFacts, type SchedulerFacts } from '../../src/domain/index.js';
 import { ALLOW_LIST } from './coverage.js';
 import type { ModelSpec } from './paths.js';
@@ -166,7 +168,7 @@ const supervisorEvents: SupervisorEvent[] = [
 export const SHARD_INPUT = { shardId: 0, capacity: Number.MAX_SAFE_INTEGER };
 
 function attachedAgents(snapshot: AnyMachineSnapshot): string[] {
-  return Object.keys((snapshot.context as { agents: Record<string, true> }).agents).sort();
+  return idsOf((snapshot.context as SupervisorContext).agents);
 }
 
 export const supervisorModel: ModelSpec = {

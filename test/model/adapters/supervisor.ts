@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Actor } from 'xstate';
+import { idsOf } from '../../../machines/id-set.js';
 import type { supervisorMachine, SupervisorContext, SupervisorEvent } from '../../../machines/index.js';
 import type { Runtime } from '../../../src/runtime/runtime.js';
 import type { ModelPath, ModelStep } from '../paths.js';
@@ -29,7 +30,7 @@ function shardsOf(runtime: Runtime): Shard[] {
 }
 
 function viewOf(value: unknown, context: Pick<SupervisorContext, 'agents' | 'live' | 'failures'>, modelId: (agentId: string) => string = (id) => id): ShardView {
-  return { value, agents: Object.keys(context.agents).map(modelId).sort(), live: context.live, failures: context.failures };
+  return { value, agents: idsOf(context.agents).map(modelId).sort(), live: context.live, failures: context.failures };
 }
 
 export interface SupervisorContextState {
