@@ -162,6 +162,12 @@ interface LiveTask {
   handle: CommandHandle;
 }
 
+/** One callback delivery through a trigger, recorded on the trigger. */
+interface Delivery {
+  triggerId: string;
+  deliveryId: string;
+}
+
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 const MAX_ACTOR_RECOVERIES = 3;
 
@@ -1500,11 +1506,12 @@ export class Runtime implements RuntimeApi {
     }
   }
 
-  private queueMessage(agentId: string, message: NewMessage, options: MutationOptions = {}): Promise<MessageAccepted> {
+  private queueMessage(agentId: string, message: NewMessage, options: MutationOptions = {}, delivery?: Delivery): Promise<MessageAccepted> {
     return this.mutate(agentId, async (tx) => {
       this.refuseStopped(tx);
       const envelope = admitMessage(tx.doc, message, tx.now);
       tx.emit('message_queued', { message_id: envelope.id, kind: envelope.kind, priority: envelope.priority });
+      if (delivery) this.recordDelivery(tx, delivery, 'enqueued');
       return { agent_id: agentId, message_id: envelope.id };
     }, options);
   }
@@ -1532,7 +1539,7 @@ export class Runtime implements RuntimeApi {
   }
 
   /** Seed 003 wake hint: liveness only, deduplicated while one is pending. */
-  private submitWakeHint(agentId: string, reason: string, source: string, triggerId: string | null): Promise<WakeResult> {
+  private submitWakeHint(agentId: string, reason: string, source: string, triggerId: string | null, delivery?: Delivery): Promise<WakeResult> {
     return this.mutate(agentId, async (tx) => {
       const doc = tx.doc;
       const queueDepth = doc.queue.filter((m) => m.status === 'queued' || m.status === 'interrupted').length;
@@ -1549,6 +1556,7 @@ export class Runtime implements RuntimeApi {
         this.recordDecision(tx, { kind: 'emit_system_tick', reason: 'wake_hint', model_reentry: true, liveness_only: false, boundary: 'idle_tick', evidence: [`source:${source}`] });
         this.emitWakeTick(tx, reason, source, tx.now.toISOString(), triggerId);
       }
+      if (delivery) this.recordDelivery(tx, delivery, disposition);
       return { agent_id: agentId, disposition };
     });
   }
@@ -1917,9 +1925,10 @@ export class Runtime implements RuntimeApi {
     const { agentId, trigger } = found;
     const deliveryId = newId('dlv');
     const text = callbackText(body);
+    // The delivery is recorded in the commit that delivers it.
+    const delivery = { triggerId: trigger.id, deliveryId };
     if (mode === 'wake_hint') {
-      const result = await this.submitWakeHint(agentId, text.slice(0, 160) || 'external trigger fired', 'callback', trigger.id);
-      await this.recordDelivery(agentId, trigger.id, deliveryId, result.disposition);
+      const result = await this.submitWakeHint(agentId, text.slice(0, 160) || 'external trigger fired', 'callback', trigger.id, delivery);
       return { agent_id: agentId, delivery_id: deliveryId, external_trigger_id: trigger.id, delivery_mode: mode, disposition: result.disposition };
     }
     const accepted = await this.queueMessage(agentId, {
@@ -1929,19 +1938,16 @@ export class Runtime implements RuntimeApi {
       priority: 'normal',
       body: text ? { type: 'text', text } : null,
       metadata: { delivery_id: deliveryId, content_type: body.content_type },
-    });
-    await this.recordDelivery(agentId, trigger.id, deliveryId, 'enqueued');
+    }, {}, delivery);
     return { agent_id: agentId, delivery_id: deliveryId, external_trigger_id: trigger.id, delivery_mode: mode, disposition: 'enqueued', message_id: accepted.message_id };
   }
 
-  private async recordDelivery(agentId: string, triggerId: string, deliveryId: string, disposition: string): Promise<void> {
-    await this.mutate(agentId, async (tx) => {
-      const trigger = tx.doc.triggers.find((t) => t.id === triggerId);
-      if (!trigger) return;
-      trigger.delivery_count += 1;
-      trigger.last_delivered_at = tx.now.toISOString();
-      tx.emit('callback_delivered', { delivery_id: deliveryId, external_trigger_id: triggerId, disposition });
-    });
+  private recordDelivery(tx: Tx, { triggerId, deliveryId }: Delivery, disposition: string): void {
+    const trigger = tx.doc.triggers.find((t) => t.id === triggerId);
+    if (!trigger) return;
+    trigger.delivery_count += 1;
+    trigger.last_delivered_at = tx.now.toISOString();
+    tx.emit('callback_delivered', { delivery_id: deliveryId, external_trigger_id: triggerId, disposition });
   }
 
   /** token hash → agent, for every trigger of every loaded agent (all agents are loaded at boot). */
