@@ -10,7 +10,7 @@ import {
   type TransitionTrigger,
 } from '../domain/index.js';
 import type { NewEvent, Store } from '../store/store.js';
-import { AgentDoc, prune } from './agent-doc.js';
+import { AgentDoc, copyDoc, prune } from './agent-doc.js';
 import type { Clock } from './clock.js';
 import { newId } from './clock.js';
 import type { EventBus } from './event-bus.js';
@@ -144,7 +144,7 @@ export class Tx {
   ) {}
 
   get doc(): AgentDoc {
-    this.draft ??= structuredClone(this.cell.doc);
+    this.draft ??= copyDoc(this.cell.doc);
     return this.draft;
   }
 
@@ -180,14 +180,14 @@ export class Tx {
   send(event: MachineEvent, cause: TransitionCause): boolean {
     const actor = this.cell.ensureActor();
     const before = actor.getSnapshot();
-    const beforeValue = JSON.stringify(before.value);
     const beforeLabels = agentLabels(before);
     actor.send(event);
     const after = actor.getSnapshot();
     if (after.status === 'error') throw new DomainError('internal_error', `agent ${this.cell.id} actor failed on ${event.type}`);
     this.doc.machine = actor.getPersistedSnapshot();
     this.touch();
-    if (JSON.stringify(after.value) === beforeValue) return false;
+    // Snapshot values are immutable: the same object is the same state (the usual no-op event).
+    if (after.value === before.value || JSON.stringify(after.value) === JSON.stringify(before.value)) return false;
     const labels = agentLabels(after);
     const now = this.env.clock.now().toISOString();
     const record: TransitionRecord = {
@@ -277,7 +277,7 @@ export class Tx {
     const draft = this.doc;
     draft.last_commit_at = this.env.clock.now().toISOString();
     prune(draft);
-    const doc = handOver ? draft : structuredClone(draft);
+    const doc = handOver ? draft : copyDoc(draft);
     let result;
     try {
       result = await this.env.store.commit({

@@ -76,6 +76,17 @@ export const AgentDoc = z.object({
 });
 export type AgentDoc = z.infer<typeof AgentDoc>;
 
+/**
+ * A copy of a document that either side may mutate. Transition records, snapshots and the machine
+ * snapshot are never edited once written (they are added, dropped or replaced whole), so the copy
+ * shares them; only their containers and everything else are copied. They are most of an agent's
+ * document, and copying them deep on every operation was most of the runtime's CPU time.
+ */
+export function copyDoc(doc: AgentDoc): AgentDoc {
+  const { transitions, snapshots, machine, ...rest } = doc;
+  return { ...structuredClone(rest), machine, transitions: { ...transitions }, snapshots: [...snapshots] };
+}
+
 export const RECENT_KEYS_LIMIT = 512;
 const PROCESSED_MESSAGES_KEPT = 64;
 const FINISHED_TASKS_KEPT = 256;

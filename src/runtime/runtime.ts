@@ -693,7 +693,8 @@ export class Runtime implements RuntimeApi {
     if (tx.send({ type: 'IDLE', facts }, { reason: 'no queued input, no runnable work', trigger: 'system' })) {
       this.recordDecision(tx, { kind: 'sleep', reason: 'no_pending_scheduler_facts', model_reentry: false, liveness_only: true, boundary: 'lifecycle_sleep', evidence: [] });
       await this.drainEffects(tx);
-      await tx.flush();
+      // Asleep once committed; the draft is not used again, so it is handed over, not copied.
+      await tx.finish();
       tx.cell.passivate();
     }
     return false;

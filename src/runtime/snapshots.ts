@@ -78,6 +78,12 @@ export type SnapshotVerdict =
   | { ok: false; kind: 'incompatible'; reason: string; hint: string }
   | { ok: false; kind: 'corrupted'; reason: string };
 
+/**
+ * Snapshots known to be intact: signed here, or verified once. Snapshots are never edited in place
+ * (see `copyDoc`), so a wake does not parse and hash the one the last sleep built again.
+ */
+const intact = new WeakSet<object>();
+
 function checksumMatches(snapshot: Snapshot): boolean {
   const { checksum, ...recovery } = snapshot.recovery;
   return checksumOf({ ...snapshot, recovery }) === checksum;
@@ -85,11 +91,17 @@ function checksumMatches(snapshot: Snapshot): boolean {
 
 /** Seed 002 wake checks, in order: shape, checksum, schema version, identity. */
 export function verifySnapshot(raw: unknown, agentId: string, identityVersion: number): SnapshotVerdict {
-  const parsed = Snapshot.safeParse(raw);
-  if (!parsed.success) return { ok: false, kind: 'corrupted', reason: 'snapshot does not parse as the seed-002 tree' };
-  const snapshot = parsed.data;
-  if (!checksumMatches(snapshot)) {
-    return { ok: false, kind: 'corrupted', reason: `snapshot ${snapshot.snapshot_id} fails its SHA-256 checksum` };
+  let snapshot: Snapshot;
+  if (typeof raw === 'object' && raw !== null && intact.has(raw)) {
+    snapshot = raw as Snapshot;
+  } else {
+    const parsed = Snapshot.safeParse(raw);
+    if (!parsed.success) return { ok: false, kind: 'corrupted', reason: 'snapshot does not parse as the seed-002 tree' };
+    snapshot = parsed.data;
+    if (!checksumMatches(snapshot)) {
+      return { ok: false, kind: 'corrupted', reason: `snapshot ${snapshot.snapshot_id} fails its SHA-256 checksum` };
+    }
+    if (typeof raw === 'object' && raw !== null) intact.add(raw);
   }
   // Only an intact snapshot can be incompatible: the checksum covers schema_version too, so an
   // edited version is corruption (→ Recovering), and a genuine other-schema snapshot gets its way out.
@@ -127,5 +139,7 @@ export function migrateSnapshot(snapshot: Snapshot): Snapshot | null {
 
 /** Computes the checksum of a snapshot whose other fields are final. */
 export function signed(snapshot: Omit<Snapshot, 'recovery'> & { recovery: Omit<Snapshot['recovery'], 'checksum'> }): Snapshot {
-  return { ...snapshot, recovery: { ...snapshot.recovery, checksum: checksumOf(snapshot) } };
+  const result = { ...snapshot, recovery: { ...snapshot.recovery, checksum: checksumOf(snapshot) } };
+  intact.add(result);
+  return result;
 }

@@ -86,6 +86,8 @@ export class MemoryStore implements Store {
     assertExpectedVersion(commit.agent_id, current?.version ?? null, commit.expected_version);
 
     const agent: MemoryAgent = current ?? { version: 0, doc: null, events: [] };
+    // One structuredClone call for all payloads: most are small, and each call has a fixed cost.
+    const payloads = structuredClone(commit.events.map((event) => event.payload));
     const appended = commit.events.map(
       (event, i): AgentEvent => {
         const event_seq = agent.events.length + i + 1;
@@ -95,7 +97,7 @@ export class MemoryStore implements Store {
           ts: event.ts,
           agent_id: commit.agent_id,
           type: event.type,
-          payload: structuredClone(event.payload),
+          payload: payloads[i] as Record<string, unknown>,
         };
       },
     );
