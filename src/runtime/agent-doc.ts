@@ -76,15 +76,22 @@ export const AgentDoc = z.object({
 });
 export type AgentDoc = z.infer<typeof AgentDoc>;
 
+/** A message in one of these states is history: no code changes it any more. */
+const SETTLED_MESSAGE: ReadonlySet<string> = new Set(['processed', 'aborted', 'dropped']);
+
 /**
- * A copy of a document that either side may mutate. Transition records, snapshots and the machine
- * snapshot are never edited once written (they are added, dropped or replaced whole), so the copy
- * shares them; only their containers and everything else are copied. They are most of an agent's
- * document, and copying them deep on every operation was most of the runtime's CPU time.
+ * A copy of a document that either side may mutate. Transition records, snapshots, the machine
+ * snapshot and settled messages are never edited once written (they are added, dropped or replaced
+ * whole), so the copy shares them; only their containers and everything else are copied. They are
+ * most of an agent's document, and copying them deep on every operation was most of the runtime's
+ * CPU time. Code that edits one of them in place would change committed state: replace it instead.
  */
 export function copyDoc(doc: AgentDoc): AgentDoc {
-  const { transitions, snapshots, machine, ...rest } = doc;
-  return { ...structuredClone(rest), machine, transitions: { ...transitions }, snapshots: [...snapshots] };
+  const { transitions, snapshots, machine, queue, ...rest } = doc;
+  const open = structuredClone(queue.filter((m) => !SETTLED_MESSAGE.has(m.status)));
+  let next = 0;
+  const copied = queue.map((m) => (SETTLED_MESSAGE.has(m.status) ? m : (open[next++] as AgentDoc['queue'][number])));
+  return { ...structuredClone(rest), machine, queue: copied, transitions: { ...transitions }, snapshots: [...snapshots] };
 }
 
 export const RECENT_KEYS_LIMIT = 512;
@@ -99,8 +106,7 @@ const RUNTIME_TRANSITION_ID = /^tr_[0-9a-f]{20}$/;
 /** Drops history that no decision reads any more, so documents (and commits) stay small. */
 export function prune(doc: AgentDoc): void {
   // Runs on every commit: each list is only counted unless it is over its bound.
-  const settledMessage = (m: AgentDoc['queue'][number]) => m.status !== 'queued' && m.status !== 'dequeued' && m.status !== 'interrupted';
-  doc.queue = dropOldest(doc.queue, settledMessage, PROCESSED_MESSAGES_KEPT);
+  doc.queue = dropOldest(doc.queue, (m) => SETTLED_MESSAGE.has(m.status), PROCESSED_MESSAGES_KEPT);
   doc.tasks = dropOldest(doc.tasks, (t) => FINISHED_TASK_STATUSES.has(t.status), FINISHED_TASKS_KEPT);
   if (doc.snapshots.length > SNAPSHOTS_KEPT) doc.snapshots = doc.snapshots.slice(-SNAPSHOTS_KEPT);
   doc.effects = dropOldest(doc.effects, (e) => e.status !== 'started', SETTLED_EFFECTS_KEPT);
