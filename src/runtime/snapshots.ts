@@ -3,14 +3,26 @@ import { SNAPSHOT_SCHEMA_VERSION, Snapshot, type SnapshotBody, type SnapshotKind
 import type { AgentDoc } from './agent-doc.js';
 import { newId } from './clock.js';
 
-/** Canonical JSON (sorted keys) so the checksum does not depend on key order. */
+/**
+ * Canonical JSON (keys sorted by UTF-16 code units, undefined members left out) so the checksum
+ * does not depend on key order. Built by appending, as it runs on every sleep; its output must
+ * never change, or the snapshots already on disk would fail their checksums.
+ */
 function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonical(value[i]);
+    return `${out}]`;
+  }
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+    const record = value as Record<string, unknown>;
+    let out = '{';
+    for (const key of Object.keys(record).sort()) {
+      const member = record[key];
+      if (member === undefined) continue;
+      out += `${out === '{' ? '' : ','}${JSON.stringify(key)}:${canonical(member)}`;
+    }
+    return `${out}}`;
   }
   return JSON.stringify(value ?? null);
 }
