@@ -1054,39 +1054,32 @@ export class Runtime implements RuntimeApi {
     const cell = await this.cell(agentId);
     await cell.run(async (tx) => {
       const task = tx.doc.tasks.find((t) => t.id === taskId);
-      if (task) this.startTask(tx, task);
+      if (!task || task.status !== 'queued' || !task.cmd) return;
+      const handle = startCommand({
+        cmd: task.cmd,
+        ...(task.workdir ? { cwd: task.workdir } : {}),
+        ...(this.taskEnv.get(taskId) ? { env: this.taskEnv.get(taskId) as Record<string, string> } : {}),
+        acceptsInput: task.accepts_input,
+        timeoutMs: task.timeout_ms,
+        artifactPath: this.artifactPath(agentId, taskId),
+        killGraceMs: this.options.killGraceMs,
+      });
+      this.taskEnv.delete(taskId);
+      this.live.set(taskId, { handle });
+      void handle.result.then((result) => this.onTaskResult(agentId, taskId, result));
+      const effect = tx.doc.effects.find((e) => e.idempotency_key === `start_command:${taskId}`);
+      if (effect) {
+        effect.status = handle.pid === null ? 'failed' : 'done';
+        effect.finished_at = tx.now.toISOString();
+        effect.detail = { ...effect.detail, pid: handle.pid };
+      }
+      // No pid: the process never started (bad cwd ...); the task fails from Queued on its result.
+      if (handle.pid === null) return;
+      task.status = 'running';
+      task.updated_at = tx.now.toISOString();
+      this.taskEvent(tx, taskId, { type: 'START' });
+      tx.emit('task_status_changed', { task_id: taskId, status: 'running', pid: handle.pid });
     });
-  }
-
-  /** Spawns a queued command task whose start effect is durable, and records its pid in `tx`. */
-  private startTask(tx: Tx, task: TaskRecord): void {
-    if (task.status !== 'queued' || !task.cmd || this.leaseLost) return;
-    const agentId = tx.cell.id;
-    const taskId = task.id;
-    const handle = startCommand({
-      cmd: task.cmd,
-      ...(task.workdir ? { cwd: task.workdir } : {}),
-      ...(this.taskEnv.get(taskId) ? { env: this.taskEnv.get(taskId) as Record<string, string> } : {}),
-      acceptsInput: task.accepts_input,
-      timeoutMs: task.timeout_ms,
-      artifactPath: this.artifactPath(agentId, taskId),
-      killGraceMs: this.options.killGraceMs,
-    });
-    this.taskEnv.delete(taskId);
-    this.live.set(taskId, { handle });
-    void handle.result.then((result) => this.onTaskResult(agentId, taskId, result));
-    const effect = tx.doc.effects.find((e) => e.idempotency_key === `start_command:${taskId}`);
-    if (effect) {
-      effect.status = handle.pid === null ? 'failed' : 'done';
-      effect.finished_at = tx.now.toISOString();
-      effect.detail = { ...effect.detail, pid: handle.pid };
-    }
-    // No pid: the process never started (bad cwd ...); the task fails from Queued on its result.
-    if (handle.pid === null) return;
-    task.status = 'running';
-    task.updated_at = tx.now.toISOString();
-    this.taskEvent(tx, taskId, { type: 'START' });
-    tx.emit('task_status_changed', { task_id: taskId, status: 'running', pid: handle.pid });
   }
 
   private taskEvent(tx: Tx, taskId: string, event: { type: 'START' } | { type: 'EXITED'; exitCode: number } | { type: 'TIMED_OUT' } | { type: 'STOP' } | { type: 'INTERRUPT'; reason: string } | { type: 'SPAWN_FAILED'; reason: string } | { type: 'INPUT' }): void {
@@ -1745,19 +1738,17 @@ export class Runtime implements RuntimeApi {
 
   async execCommand(agentId: string, request: ExecCommandRequest): Promise<TaskRecord> {
     const req = ExecCommandRequest.parse(request);
-    return this.mutate(agentId, async (tx) => {
+    const task = await this.mutate(agentId, async (tx) => {
       this.refuseStopped(tx);
       await this.wakeForTask(tx);
       if (tx.doc.state.phase !== 'active') throw new DomainError('illegal_transition', `agent ${agentId} is ${tx.doc.state.phase}: tasks start only while active`);
       if (req.work_item_id) this.findWorkItem(tx.doc, req.work_item_id);
       const task = this.createTaskRecord(tx, { summary: req.summary, cmd: req.cmd, accepts_input: req.accepts_input, ...(req.workdir ? { workdir: req.workdir } : {}), ...(req.timeout_ms ? { timeout_ms: req.timeout_ms } : {}), ...(req.work_item_id ? { work_item_id: req.work_item_id } : {}) }, null);
       if (req.env) this.taskEnv.set(task.id, req.env);
-      // One lane pass: the start is made durable, then the process runs and its pid is committed.
-      const created = { ...task };
-      await tx.flush();
-      this.startTask(tx, task);
-      return created;
+      return task;
     });
+    this.launchAfterCommit(agentId, task.id);
+    return task;
   }
 
   /** InvokeAgent: an ActorInvocation task backed by a child agent whose turn result re-enters the parent. */
