@@ -78,6 +78,7 @@ export type AgentDoc = z.infer<typeof AgentDoc>;
 
 /** A message in one of these states is history: no code changes it any more. */
 const SETTLED_MESSAGE: ReadonlySet<string> = new Set(['processed', 'aborted', 'dropped']);
+const FINISHED_TASK_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 
 /**
  * A copy of a document that either side may mutate. Transition records, snapshots, the machine
@@ -127,8 +128,6 @@ export function prune(doc: AgentDoc): void {
   if (recent.size === records.length) return;
   doc.transitions = Object.fromEntries(records.filter((t) => recent.has(t.transition_id)).map((t) => [t.transition_id, t]));
 }
-
-const FINISHED_TASK_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 
 /** `items` without its oldest entries that match `settled`, beyond the newest `kept` of them. */
 function dropOldest<T>(items: T[], settled: (item: T) => boolean, kept: number): T[] {
