@@ -7,6 +7,7 @@ import {
   type AgentEvent,
   type ContinuationEvent,
   type MachineName,
+  type SupervisorContext,
   type SupervisorEvent,
   type TaskEvent,
 } from '../../machines/index.js';
