@@ -76,27 +76,43 @@ export const AgentDoc = z.object({
 });
 export type AgentDoc = z.infer<typeof AgentDoc>;
 
-/** A message in one of these states is history: no code changes it any more. */
+/** Records in one of these states are history: no code changes them any more. */
 const SETTLED_MESSAGE: ReadonlySet<string> = new Set(['processed', 'aborted', 'dropped']);
 const FINISHED_TASK_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
+const settledMessage = (m: AgentDoc['queue'][number]) => SETTLED_MESSAGE.has(m.status);
+const finishedTask = (t: AgentDoc['tasks'][number]) => FINISHED_TASK_STATUSES.has(t.status);
+const settledEffect = (e: AgentDoc['effects'][number]) => e.status !== 'started';
 
 /**
  * A copy of a document that either side may mutate. Transition records, snapshots, the machine
- * snapshot and settled messages are never edited once written (they are added, dropped or replaced
- * whole), so the copy shares them; only their containers and everything else are copied. They are
- * most of an agent's document, and copying them deep on every operation was most of the runtime's
- * CPU time. Code that edits one of them in place would change committed state: replace it instead.
+ * snapshot, and settled messages, finished tasks and settled effects are never edited once
+ * written (they are added, dropped or replaced whole), so the copy shares them; only their
+ * containers and everything else are copied. They are most of an agent's document, and copying
+ * them deep on every operation was most of the runtime's CPU time. Code that edits one of them in
+ * place would change committed state: replace it instead (test/runtime/committed-docs.test.ts).
  */
 export function copyDoc(doc: AgentDoc): AgentDoc {
-  const { transitions, snapshots, machine, queue, ...rest } = doc;
+  const { transitions, snapshots, machine, queue, tasks, effects, ...rest } = doc;
   // One structuredClone call (each has a fixed cost), its result completed in place.
-  const [copy, open] = structuredClone([rest, queue.filter((m) => !SETTLED_MESSAGE.has(m.status))]) as [AgentDoc, AgentDoc['queue']];
-  let next = 0;
-  copy.queue = queue.map((m) => (SETTLED_MESSAGE.has(m.status) ? m : (open[next++] as AgentDoc['queue'][number])));
+  const [copy, openMessages, openTasks, openEffects] = structuredClone([
+    rest,
+    queue.filter((m) => !settledMessage(m)),
+    tasks.filter((t) => !finishedTask(t)),
+    effects.filter((e) => !settledEffect(e)),
+  ]) as [AgentDoc, AgentDoc['queue'], AgentDoc['tasks'], AgentDoc['effects']];
+  copy.queue = sharingSettled(queue, settledMessage, openMessages);
+  copy.tasks = sharingSettled(tasks, finishedTask, openTasks);
+  copy.effects = sharingSettled(effects, settledEffect, openEffects);
   copy.machine = machine;
   copy.transitions = { ...transitions };
   copy.snapshots = [...snapshots];
   return copy;
+}
+
+/** `items` with each unsettled one replaced by its copy, in order. */
+function sharingSettled<T>(items: readonly T[], settled: (item: T) => boolean, copies: readonly T[]): T[] {
+  let next = 0;
+  return items.map((item) => (settled(item) ? item : (copies[next++] as T)));
 }
 
 export const RECENT_KEYS_LIMIT = 512;
@@ -111,10 +127,10 @@ const RUNTIME_TRANSITION_ID = /^tr_[0-9a-f]{20}$/;
 /** Drops history that no decision reads any more, so documents (and commits) stay small. */
 export function prune(doc: AgentDoc): void {
   // Runs on every commit: each list is only counted unless it is over its bound.
-  doc.queue = dropOldest(doc.queue, (m) => SETTLED_MESSAGE.has(m.status), PROCESSED_MESSAGES_KEPT);
-  doc.tasks = dropOldest(doc.tasks, (t) => FINISHED_TASK_STATUSES.has(t.status), FINISHED_TASKS_KEPT);
+  doc.queue = dropOldest(doc.queue, settledMessage, PROCESSED_MESSAGES_KEPT);
+  doc.tasks = dropOldest(doc.tasks, finishedTask, FINISHED_TASKS_KEPT);
   if (doc.snapshots.length > SNAPSHOTS_KEPT) doc.snapshots = doc.snapshots.slice(-SNAPSHOTS_KEPT);
-  doc.effects = dropOldest(doc.effects, (e) => e.status !== 'started', SETTLED_EFFECTS_KEPT);
+  doc.effects = dropOldest(doc.effects, settledEffect, SETTLED_EFFECTS_KEPT);
   if (doc.recent_keys.length > RECENT_KEYS_LIMIT) doc.recent_keys = doc.recent_keys.slice(-RECENT_KEYS_LIMIT);
   // Every record is in the event log; the document keeps the recent ones, plus those a client
   // named (their transition_id must replay), so it does not grow with the agent's age.

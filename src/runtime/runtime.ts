@@ -1300,7 +1300,7 @@ export class Runtime implements RuntimeApi {
     }, { allowTerminated: true });
     await this.mutate(childId, async (tx) => {
       const effect = tx.doc.effects.find((e) => e.idempotency_key === key);
-      if (!effect) return;
+      if (!effect || effect.status !== 'started') return;
       effect.status = 'done';
       effect.finished_at = tx.now.toISOString();
       tx.emit('effect_recorded', { ...effect });

@@ -22,7 +22,7 @@ class FreezingStore extends MemoryStore {
 }
 
 describe('committed documents are never edited in place', () => {
-  it('turns, tasks, waits, work items, timers, hints, client transitions, stop/start and terminate all work on frozen commits', async () => {
+  it('turns, tasks (stopped, invocations), waits, work items, timers, hints, client transitions, stop/start and terminate all work on frozen commits', async () => {
     const data = tempDataDir();
     const runtime = await Runtime.open({ store: new FreezingStore(), dataDir: data.dir, killGraceMs: 300 });
     try {
@@ -47,6 +47,14 @@ describe('committed documents are never edited in place', () => {
       const command = await runtime.execCommand('frozen', { summary: 'direct', cmd: 'echo direct', accepts_input: false });
       await eventually(async () => ((await runtime.getTask('frozen', command.id)).status === 'completed' ? true : undefined));
       expect((await runtime.wake('frozen', { reason: 'poke' })).disposition).not.toBe('ignored');
+      const stopped = await runtime.execCommand('frozen', { summary: 'stopped', cmd: 'sleep 30', accepts_input: false });
+      await eventually(async () => ((await runtime.getTask('frozen', stopped.id)).status === 'running' ? true : undefined));
+      await runtime.stopTask('frozen', stopped.id);
+      await eventually(async () => ((await runtime.getTask('frozen', stopped.id)).status === 'cancelled' ? true : undefined));
+      const invoked = await runtime.invokeAgent('frozen', { prompt: 'child says hi', summary: 'delegate' });
+      await eventually(async () => ((await runtime.getTask('frozen', invoked.id)).status === 'completed' ? true : undefined));
+      const child = invoked.child_agent_id as string;
+      await eventually(async () => (await eventsOfType(runtime, child, 'effect_recorded')).some((e) => e.payload['status'] === 'done') || undefined, 10_000, 'the child to record its delivered result');
       await untilAsleep(runtime, 'frozen');
 
       const version = (await runtime.getSummary('frozen')).state_version;
