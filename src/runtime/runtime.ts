@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
-import { agentMachine, supervisorMachine, type ContinuationEvent } from '../../machines/index.js';
+import { agentMachine, hasId, supervisorMachine, type ContinuationEvent } from '../../machines/index.js';
 import {
   decideForMessage,
   deriveClosure,
@@ -140,10 +140,9 @@ export interface RuntimeOptions {
   turnLeaseMs?: number;
   /**
    * Live agents per supervisor shard (one parent for every agent is quadratic in its children):
-   * a full shard's hasCapacity guard refuses the next agent, which goes to another shard. Small
-   * shards also keep each attach/detach cheap (the shard's membership record is copied per event).
-   * @default 256
-   * @example shardCapacity: 1_000
+   * a full shard's hasCapacity guard refuses the next agent, which goes to another shard.
+   * @default 1_000
+   * @example shardCapacity: 256
    */
   shardCapacity?: number;
   /**
@@ -275,7 +274,7 @@ export class Runtime implements RuntimeApi {
         leaseTtlMs: options.leaseTtlMs ?? 10_000,
         killGraceMs: options.killGraceMs ?? 2_000,
         turnLeaseMs: options.turnLeaseMs ?? 30_000,
-        shardCapacity: options.shardCapacity ?? 256,
+        shardCapacity: options.shardCapacity ?? 1_000,
         effectTimeoutMs: options.effectTimeoutMs ?? 10_000,
         ...(options.inspect ? { inspect: options.inspect } : {}),
         ...(options.faults ? { faults: options.faults } : {}),
@@ -368,7 +367,7 @@ export class Runtime implements RuntimeApi {
 
   private tryAttach(shard: Shard, agentId: string): boolean {
     shard.send({ type: 'AGENT.ATTACHED', agentId });
-    if (!shard.getSnapshot().context.agents[agentId]) return false;
+    if (!hasId(shard.getSnapshot().context.agents, agentId)) return false;
     this.shardOf.set(agentId, shard);
     return true;
   }
