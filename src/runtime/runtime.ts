@@ -146,6 +146,15 @@ export interface RuntimeOptions {
    */
   shardCapacity?: number;
   /**
+   * How many quiet agents (asleep with nothing to do, or terminated) stay loaded: the least recently
+   * settled beyond this number retire (their cell and the store's copy are dropped; they reload on
+   * their next access). A burst of work for the same agents then does not reload them each time,
+   * while memory stays bounded however many agents exist. `0` retires each one as soon as it settles.
+   * @default 1_000
+   * @example residentQuietAgents: 0 // keep nothing quiet in memory
+   */
+  residentQuietAgents?: number;
+  /**
    * How long a lifecycle side effect (initialize, wake, terminate ...) may take before it counts
    * as failed and the transition goes to Recovering.
    * @default 10_000
@@ -226,7 +235,7 @@ export class Runtime implements RuntimeApi {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly runner: TurnRunner,
-    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'turnLeaseMs' | 'shardCapacity' | 'effectTimeoutMs'>> & { dataDir: string; inspect?: RuntimeOptions['inspect']; faults?: RuntimeOptions['faults'] },
+    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'turnLeaseMs' | 'shardCapacity' | 'residentQuietAgents' | 'effectTimeoutMs'>> & { dataDir: string; inspect?: RuntimeOptions['inspect']; faults?: RuntimeOptions['faults'] },
     nodeId: string,
   ) {
     this.nodeId = nodeId;
@@ -275,6 +284,7 @@ export class Runtime implements RuntimeApi {
         killGraceMs: options.killGraceMs ?? 2_000,
         turnLeaseMs: options.turnLeaseMs ?? 30_000,
         shardCapacity: options.shardCapacity ?? 1_000,
+        residentQuietAgents: options.residentQuietAgents ?? 1_000,
         effectTimeoutMs: options.effectTimeoutMs ?? 10_000,
         ...(options.inspect ? { inspect: options.inspect } : {}),
         ...(options.faults ? { faults: options.faults } : {}),
@@ -453,7 +463,20 @@ export class Runtime implements RuntimeApi {
     return result;
   }
 
+  /** Settled cells, least recently settled first; the ones beyond `residentQuietAgents` retire. */
+  private readonly quiet = new Set<string>();
+
   private retireSoon(agentId: string): void {
+    this.quiet.delete(agentId);
+    this.quiet.add(agentId);
+    for (const oldest of this.quiet) {
+      if (this.quiet.size <= this.options.residentQuietAgents) break;
+      this.quiet.delete(oldest);
+      this.scheduleRetire(oldest);
+    }
+  }
+
+  private scheduleRetire(agentId: string): void {
     if (this.retiring.has(agentId)) return;
     this.retiring.add(agentId);
     setImmediate(() => {
