@@ -11,6 +11,7 @@ export { continuationMachine } from './continuation.machine.js';
 export type * from './continuation.machine.js';
 export { supervisorMachine } from './supervisor.machine.js';
 export type * from './supervisor.machine.js';
+export { hasId, idsOf, type IdSet } from './id-set.js';
 
 /** Every machine of the project, for tooling (visualize, model-based tests, `/api/machines`). */
 export const machines = {

@@ -1,4 +1,5 @@
 import { assign, enqueueActions, setup } from 'xstate';
+import { addId, emptyIdSet, hasId, removeId, type IdSet } from './id-set.js';
 
 /**
  * The root of the actor system, sharded: each supervisor holds at most `capacity` agents, because
@@ -18,7 +19,7 @@ export interface SupervisorInput {
 
 export interface SupervisorContext extends SupervisorInput {
   /** The agents this shard holds: a set, so a repeated attach or detach counts once. */
-  agents: Record<string, true>;
+  agents: IdSet;
   live: number;
   failures: number;
 }
@@ -43,21 +44,19 @@ export const supervisorMachine = setup({
   },
   guards: {
     // An agent the shard already holds keeps its place: a repeated attach is not a new one.
-    hasCapacity: ({ context, event }) => context.live < context.capacity || ('agentId' in event && context.agents[event.agentId] === true),
+    hasCapacity: ({ context, event }) => context.live < context.capacity || ('agentId' in event && hasId(context.agents, event.agentId)),
     hasLiveAgents: ({ context }) => context.live > 0,
   },
   actions: {
     countIn: assign(({ context, event }) => {
       const agentId = 'agentId' in event ? event.agentId : null;
-      if (!agentId || context.agents[agentId]) return {};
-      const agents: Record<string, true> = { ...context.agents, [agentId]: true };
-      return { agents, live: Object.keys(agents).length };
+      const agents = agentId ? addId(context.agents, agentId) : context.agents;
+      return agents === context.agents ? {} : { agents, live: context.live + 1 };
     }),
     countOut: assign(({ context, event }) => {
       const agentId = 'agentId' in event ? event.agentId : null;
-      if (!agentId || !context.agents[agentId]) return {};
-      const { [agentId]: _gone, ...agents } = context.agents;
-      return { agents, live: Object.keys(agents).length };
+      const agents = agentId ? removeId(context.agents, agentId) : context.agents;
+      return agents === context.agents ? {} : { agents, live: context.live - 1 };
     }),
     reportFailure: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'AGENT.FAILED') return;
@@ -70,7 +69,7 @@ export const supervisorMachine = setup({
   },
 }).createMachine({
   id: 'supervisor',
-  context: ({ input }) => ({ ...input, agents: {}, live: 0, failures: 0 }),
+  context: ({ input }) => ({ ...input, agents: emptyIdSet, live: 0, failures: 0 }),
   initial: 'running',
   states: {
     running: {

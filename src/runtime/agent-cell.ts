@@ -10,7 +10,7 @@ import {
   type TransitionTrigger,
 } from '../domain/index.js';
 import type { NewEvent, Store } from '../store/store.js';
-import { AgentDoc, prune } from './agent-doc.js';
+import { AgentDoc, copyDoc, prune } from './agent-doc.js';
 import type { Clock } from './clock.js';
 import { newId } from './clock.js';
 import type { EventBus } from './event-bus.js';
@@ -89,7 +89,7 @@ export class AgentCell {
       const tx = new Tx(this, this.env);
       try {
         const result = await operation(tx);
-        await tx.flush();
+        await tx.finish();
         return result;
       } catch (error) {
         this.rollback();
@@ -167,14 +167,18 @@ export class AgentCell {
 
 /** A draft of one agent's records plus the events it will append, committed atomically by `flush`. */
 export class Tx {
-  doc: AgentDoc;
+  /** Copied from the committed document on first use: an operation that never reads it copies nothing. */
+  private draft: AgentDoc | null = null;
   private events: NewEvent[] = [];
 
   constructor(
     readonly cell: AgentCell,
     private readonly env: CellEnv,
-  ) {
-    this.doc = structuredClone(cell.doc);
+  ) {}
+
+  get doc(): AgentDoc {
+    this.draft ??= copyDoc(this.cell.doc);
+    return this.draft;
   }
 
   get now(): Date {
@@ -209,7 +213,6 @@ export class Tx {
   send(event: MachineEvent, cause: TransitionCause): boolean {
     const actor = this.cell.ensureActor();
     const before = actor.getSnapshot();
-    const beforeValue = JSON.stringify(before.value);
     const beforeLabels = agentLabels(before);
     actor.send(event);
     const after = actor.getSnapshot();
@@ -218,7 +221,8 @@ export class Tx {
     // A failure that keeps the state (RECOVER.FAILED) is recorded too.
     this.doc.failure = after.context.failure;
     this.touch();
-    if (JSON.stringify(after.value) === beforeValue) return false;
+    // Snapshot values are immutable: the same object is the same state (the usual no-op event).
+    if (after.value === before.value || JSON.stringify(after.value) === JSON.stringify(before.value)) return false;
     const labels = agentLabels(after);
     const now = this.env.clock.now().toISOString();
     const record: TransitionRecord = {
@@ -285,23 +289,36 @@ export class Tx {
     }
   }
 
-  /** Commits the draft now (a durable checkpoint inside a longer operation). */
-  async flush(): Promise<AgentEvent[]> {
+  /** Commits the draft now (a durable checkpoint inside a longer operation); the draft stays in use. */
+  flush(): Promise<AgentEvent[]> {
+    return this.commit(false);
+  }
+
+  /** Commits the draft at the end of the operation: the draft itself becomes the committed document. */
+  finish(): Promise<AgentEvent[]> {
+    return this.commit(true);
+  }
+
+  /**
+   * One document copy per commit: the store owns what it is handed, so a checkpoint hands it a copy
+   * (the operation keeps mutating its draft, and may hold references into it), the end hands the draft.
+   */
+  private async commit(handOver: boolean): Promise<AgentEvent[]> {
     if (!this.dirty) {
-      const effects = this.afterCommit;
-      this.afterCommit = [];
-      for (const effect of effects) effect();
+      this.runAfterCommit();
       return [];
     }
-    this.doc.last_commit_at = this.env.clock.now().toISOString();
-    prune(this.doc);
-    const roster = this.env.rosterOf(this.cell.id, this.doc);
+    const draft = this.doc;
+    draft.last_commit_at = this.env.clock.now().toISOString();
+    prune(draft);
+    const roster = this.env.rosterOf(this.cell.id, draft);
+    const doc = handOver ? draft : copyDoc(draft);
     let result;
     try {
       result = await this.env.store.commit({
         agent_id: this.cell.id,
         expected_version: this.cell.version,
-        doc: this.doc,
+        doc,
         events: this.events,
         fencing_token: this.env.fencingToken(),
         ...(roster === undefined ? {} : { roster }),
@@ -312,13 +329,19 @@ export class Tx {
     }
     this.events = [];
     this.touched = false;
-    this.cell.commitDone(structuredClone(this.doc), result.version);
+    // The committed document is read-only from here on: a later use of this Tx copies it again.
+    if (handOver) this.draft = null;
+    this.cell.commitDone(doc, result.version);
     this.env.bus.publish(result.events);
     this.env.onCommitted(this.cell, roster);
+    this.runAfterCommit();
+    return result.events;
+  }
+
+  private runAfterCommit(): void {
     const effects = this.afterCommit;
     this.afterCommit = [];
     for (const effect of effects) effect();
-    return result.events;
   }
 }
 

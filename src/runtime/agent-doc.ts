@@ -76,6 +76,45 @@ export const AgentDoc = z.object({
 });
 export type AgentDoc = z.infer<typeof AgentDoc>;
 
+/** Records in one of these states are history: no code changes them any more. */
+const SETTLED_MESSAGE: ReadonlySet<string> = new Set(['processed', 'aborted', 'dropped']);
+const FINISHED_TASK_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
+const settledMessage = (m: AgentDoc['queue'][number]) => SETTLED_MESSAGE.has(m.status);
+const finishedTask = (t: AgentDoc['tasks'][number]) => FINISHED_TASK_STATUSES.has(t.status);
+const settledEffect = (e: AgentDoc['effects'][number]) => e.status !== 'started';
+
+/**
+ * A copy of a document that either side may mutate. Transition records, snapshots, the machine
+ * snapshot, and settled messages, finished tasks and settled effects are never edited once
+ * written (they are added, dropped or replaced whole), so the copy shares them; only their
+ * containers and everything else are copied. They are most of an agent's document, and copying
+ * them deep on every operation was most of the runtime's CPU time. Code that edits one of them in
+ * place would change committed state: replace it instead (test/runtime/committed-docs.test.ts).
+ */
+export function copyDoc(doc: AgentDoc): AgentDoc {
+  const { transitions, snapshots, machine, queue, tasks, effects, ...rest } = doc;
+  // One structuredClone call (each has a fixed cost), its result completed in place.
+  const [copy, openMessages, openTasks, openEffects] = structuredClone([
+    rest,
+    queue.filter((m) => !settledMessage(m)),
+    tasks.filter((t) => !finishedTask(t)),
+    effects.filter((e) => !settledEffect(e)),
+  ]) as [AgentDoc, AgentDoc['queue'], AgentDoc['tasks'], AgentDoc['effects']];
+  copy.queue = sharingSettled(queue, settledMessage, openMessages);
+  copy.tasks = sharingSettled(tasks, finishedTask, openTasks);
+  copy.effects = sharingSettled(effects, settledEffect, openEffects);
+  copy.machine = machine;
+  copy.transitions = { ...transitions };
+  copy.snapshots = [...snapshots];
+  return copy;
+}
+
+/** `items` with each unsettled one replaced by its copy, in order. */
+function sharingSettled<T>(items: readonly T[], settled: (item: T) => boolean, copies: readonly T[]): T[] {
+  let next = 0;
+  return items.map((item) => (settled(item) ? item : (copies[next++] as T)));
+}
+
 export const RECENT_KEYS_LIMIT = 512;
 const PROCESSED_MESSAGES_KEPT = 64;
 const FINISHED_TASKS_KEPT = 256;
@@ -87,31 +126,30 @@ const RUNTIME_TRANSITION_ID = /^tr_[0-9a-f]{20}$/;
 
 /** Drops history that no decision reads any more, so documents (and commits) stay small. */
 export function prune(doc: AgentDoc): void {
-  const settled = doc.queue.filter((m) => m.status !== 'queued' && m.status !== 'dequeued' && m.status !== 'interrupted');
-  if (settled.length > PROCESSED_MESSAGES_KEPT) {
-    const drop = new Set(settled.slice(0, settled.length - PROCESSED_MESSAGES_KEPT).map((m) => m.id));
-    doc.queue = doc.queue.filter((m) => !drop.has(m.id));
-  }
-  const finished = doc.tasks.filter((t) => ['completed', 'failed', 'cancelled', 'interrupted'].includes(t.status));
-  if (finished.length > FINISHED_TASKS_KEPT) {
-    const drop = new Set(finished.slice(0, finished.length - FINISHED_TASKS_KEPT).map((t) => t.id));
-    doc.tasks = doc.tasks.filter((t) => !drop.has(t.id));
-  }
+  // Runs on every commit: each list is only counted unless it is over its bound.
+  doc.queue = dropOldest(doc.queue, settledMessage, PROCESSED_MESSAGES_KEPT);
+  doc.tasks = dropOldest(doc.tasks, finishedTask, FINISHED_TASKS_KEPT);
   if (doc.snapshots.length > SNAPSHOTS_KEPT) doc.snapshots = doc.snapshots.slice(-SNAPSHOTS_KEPT);
-  const settledEffects = doc.effects.filter((e) => e.status !== 'started');
-  if (settledEffects.length > SETTLED_EFFECTS_KEPT) {
-    const drop = new Set(settledEffects.slice(0, settledEffects.length - SETTLED_EFFECTS_KEPT).map((e) => e.idempotency_key));
-    doc.effects = doc.effects.filter((e) => !drop.has(e.idempotency_key));
-  }
+  doc.effects = dropOldest(doc.effects, settledEffect, SETTLED_EFFECTS_KEPT);
   if (doc.recent_keys.length > RECENT_KEYS_LIMIT) doc.recent_keys = doc.recent_keys.slice(-RECENT_KEYS_LIMIT);
   // Every record is in the event log; the document keeps the recent ones, plus those a client
   // named (their transition_id must replay), so it does not grow with the agent's age.
-  const records = Object.values(doc.transitions).sort((a, b) => a.seq - b.seq);
-  if (records.length > RECENT_TRANSITIONS_KEPT) {
-    const recent = new Set(records.slice(-RECENT_TRANSITIONS_KEPT).map((t) => t.transition_id));
-    // Ids the runtime minted (`tr_…`) are never replayed; a client's must keep answering with its record.
-    const operators = records.filter((t) => !RUNTIME_TRANSITION_ID.test(t.transition_id)).slice(-OPERATOR_TRANSITIONS_KEPT).map((t) => t.transition_id);
-    for (const id of operators) recent.add(id);
-    doc.transitions = Object.fromEntries(records.filter((t) => recent.has(t.transition_id)).map((t) => [t.transition_id, t]));
-  }
+  const records = Object.values(doc.transitions);
+  if (records.length <= RECENT_TRANSITIONS_KEPT) return;
+  records.sort((a, b) => a.seq - b.seq);
+  const recent = new Set(records.slice(-RECENT_TRANSITIONS_KEPT).map((t) => t.transition_id));
+  // Ids the runtime minted (`tr_…`) are never replayed; a client's must keep answering with its record.
+  const operators = records.filter((t) => !RUNTIME_TRANSITION_ID.test(t.transition_id)).slice(-OPERATOR_TRANSITIONS_KEPT).map((t) => t.transition_id);
+  for (const id of operators) recent.add(id);
+  if (recent.size === records.length) return;
+  doc.transitions = Object.fromEntries(records.filter((t) => recent.has(t.transition_id)).map((t) => [t.transition_id, t]));
+}
+
+/** `items` without its oldest entries that match `settled`, beyond the newest `kept` of them. */
+function dropOldest<T>(items: T[], settled: (item: T) => boolean, kept: number): T[] {
+  let count = 0;
+  for (const item of items) if (settled(item)) count += 1;
+  let excess = count - kept;
+  if (excess <= 0) return items;
+  return items.filter((item) => !(settled(item) && excess-- > 0));
 }

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
-import { agentMachine, supervisorMachine, type ContinuationEvent } from '../../machines/index.js';
+import { agentMachine, hasId, supervisorMachine, type ContinuationEvent } from '../../machines/index.js';
 import {
   decideForMessage,
   deriveClosure,
@@ -142,8 +142,18 @@ export interface RuntimeOptions {
    * Live agents per supervisor shard (one parent for every agent is quadratic in its children):
    * a full shard's hasCapacity guard refuses the next agent, which goes to another shard.
    * @default 1_000
+   * @example shardCapacity: 256
    */
   shardCapacity?: number;
+  /**
+   * How many quiet agents (asleep with nothing to do, or terminated) stay loaded: the least recently
+   * settled beyond this number retire (their cell and the store's copy are dropped; they reload on
+   * their next access). A burst of work for the same agents then does not reload them each time,
+   * while memory stays bounded however many agents exist. `0` retires each one as soon as it settles.
+   * @default 1_000
+   * @example residentQuietAgents: 0 // keep nothing quiet in memory
+   */
+  residentQuietAgents?: number;
   /**
    * How long a lifecycle side effect (initialize, wake, terminate ...) may take before it counts
    * as failed and the transition goes to Recovering.
@@ -179,6 +189,12 @@ type Shard = Actor<typeof supervisorMachine>;
 
 interface LiveTask {
   handle: CommandHandle;
+}
+
+/** One callback delivery through a trigger, recorded on the trigger. */
+interface Delivery {
+  triggerId: string;
+  deliveryId: string;
 }
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
@@ -219,7 +235,7 @@ export class Runtime implements RuntimeApi {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly runner: TurnRunner,
-    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'turnLeaseMs' | 'shardCapacity' | 'effectTimeoutMs'>> & { dataDir: string; inspect?: RuntimeOptions['inspect']; faults?: RuntimeOptions['faults'] },
+    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'turnLeaseMs' | 'shardCapacity' | 'residentQuietAgents' | 'effectTimeoutMs'>> & { dataDir: string; inspect?: RuntimeOptions['inspect']; faults?: RuntimeOptions['faults'] },
     nodeId: string,
   ) {
     this.nodeId = nodeId;
@@ -268,6 +284,7 @@ export class Runtime implements RuntimeApi {
         killGraceMs: options.killGraceMs ?? 2_000,
         turnLeaseMs: options.turnLeaseMs ?? 30_000,
         shardCapacity: options.shardCapacity ?? 1_000,
+        residentQuietAgents: options.residentQuietAgents ?? 1_000,
         effectTimeoutMs: options.effectTimeoutMs ?? 10_000,
         ...(options.inspect ? { inspect: options.inspect } : {}),
         ...(options.faults ? { faults: options.faults } : {}),
@@ -360,7 +377,7 @@ export class Runtime implements RuntimeApi {
 
   private tryAttach(shard: Shard, agentId: string): boolean {
     shard.send({ type: 'AGENT.ATTACHED', agentId });
-    if (!shard.getSnapshot().context.agents[agentId]) return false;
+    if (!hasId(shard.getSnapshot().context.agents, agentId)) return false;
     this.shardOf.set(agentId, shard);
     return true;
   }
@@ -446,7 +463,20 @@ export class Runtime implements RuntimeApi {
     return result;
   }
 
+  /** Settled cells, least recently settled first; the ones beyond `residentQuietAgents` retire. */
+  private readonly quiet = new Set<string>();
+
   private retireSoon(agentId: string): void {
+    this.quiet.delete(agentId);
+    this.quiet.add(agentId);
+    for (const oldest of this.quiet) {
+      if (this.quiet.size <= this.options.residentQuietAgents) break;
+      this.quiet.delete(oldest);
+      this.scheduleRetire(oldest);
+    }
+  }
+
+  private scheduleRetire(agentId: string): void {
     if (this.retiring.has(agentId)) return;
     this.retiring.add(agentId);
     setImmediate(() => {
@@ -816,9 +846,11 @@ export class Runtime implements RuntimeApi {
     if (tx.send({ type: 'IDLE', facts }, { reason: 'no queued input, no runnable work', trigger: 'system' })) {
       this.recordDecision(tx, { kind: 'sleep', reason: 'no_pending_scheduler_facts', model_reentry: false, liveness_only: true, boundary: 'lifecycle_sleep', evidence: [] });
       await this.drainEffects(tx);
-      await tx.flush();
+      const asleep = tx.doc.state.phase === 'sleeping';
+      // Committed at the end: the draft is not used again, so it is handed over, not copied.
+      await tx.finish();
       // A failed sleep went through Recovering back to Active: that agent stays live.
-      if (tx.doc.state.phase === 'sleeping') tx.cell.passivate();
+      if (asleep) tx.cell.passivate();
     }
     return false;
   }
@@ -1290,7 +1322,7 @@ export class Runtime implements RuntimeApi {
     }, { allowTerminated: true });
     await this.mutate(childId, async (tx) => {
       const effect = tx.doc.effects.find((e) => e.idempotency_key === key);
-      if (!effect) return;
+      if (!effect || effect.status !== 'started') return;
       effect.status = 'done';
       effect.finished_at = tx.now.toISOString();
       tx.emit('effect_recorded', { ...effect });
@@ -1385,7 +1417,7 @@ export class Runtime implements RuntimeApi {
       if (error instanceof DomainError && error.code === 'version_conflict') throw new DomainError('agent_exists', `agent ${agentId} already exists`, { agent_id: agentId });
       throw error;
     }
-    cell.commitDone(structuredClone(doc), created.version);
+    cell.commitDone(doc, created.version);
     if (roster) this.roster.set(agentId, roster);
     this.cells.set(agentId, cell);
     this.bus.publish(created.events);
@@ -1639,11 +1671,12 @@ export class Runtime implements RuntimeApi {
     }
   }
 
-  private queueMessage(agentId: string, message: NewMessage, options: MutationOptions = {}): Promise<MessageAccepted> {
+  private queueMessage(agentId: string, message: NewMessage, options: MutationOptions = {}, delivery?: Delivery): Promise<MessageAccepted> {
     return this.mutate(agentId, async (tx) => {
       this.refuseStopped(tx);
       const envelope = admitMessage(tx.doc, message, tx.now);
       tx.emit('message_queued', { message_id: envelope.id, kind: envelope.kind, priority: envelope.priority });
+      if (delivery) this.recordDelivery(tx, delivery, 'enqueued');
       return { agent_id: agentId, message_id: envelope.id };
     }, options);
   }
@@ -1671,7 +1704,7 @@ export class Runtime implements RuntimeApi {
   }
 
   /** Seed 003 wake hint: liveness only, deduplicated while one is pending. */
-  private submitWakeHint(agentId: string, reason: string, source: string, triggerId: string | null): Promise<WakeResult> {
+  private submitWakeHint(agentId: string, reason: string, source: string, triggerId: string | null, delivery?: Delivery): Promise<WakeResult> {
     return this.mutate(agentId, async (tx) => {
       const doc = tx.doc;
       const queueDepth = doc.queue.filter((m) => m.status === 'queued' || m.status === 'interrupted').length;
@@ -1688,6 +1721,7 @@ export class Runtime implements RuntimeApi {
         this.recordDecision(tx, { kind: 'emit_system_tick', reason: 'wake_hint', model_reentry: true, liveness_only: false, boundary: 'idle_tick', evidence: [`source:${source}`] });
         this.emitWakeTick(tx, reason, source, tx.now.toISOString(), triggerId);
       }
+      if (delivery) this.recordDelivery(tx, delivery, disposition);
       return { agent_id: agentId, disposition };
     });
   }
@@ -2056,9 +2090,10 @@ export class Runtime implements RuntimeApi {
     const { agentId, trigger } = found;
     const deliveryId = newId('dlv');
     const text = callbackText(body);
+    // The delivery is recorded in the commit that delivers it.
+    const delivery = { triggerId: trigger.id, deliveryId };
     if (mode === 'wake_hint') {
-      const result = await this.submitWakeHint(agentId, text.slice(0, 160) || 'external trigger fired', 'callback', trigger.id);
-      await this.recordDelivery(agentId, trigger.id, deliveryId, result.disposition);
+      const result = await this.submitWakeHint(agentId, text.slice(0, 160) || 'external trigger fired', 'callback', trigger.id, delivery);
       return { agent_id: agentId, delivery_id: deliveryId, external_trigger_id: trigger.id, delivery_mode: mode, disposition: result.disposition };
     }
     const accepted = await this.queueMessage(agentId, {
@@ -2068,19 +2103,16 @@ export class Runtime implements RuntimeApi {
       priority: 'normal',
       body: text ? { type: 'text', text } : null,
       metadata: { delivery_id: deliveryId, content_type: body.content_type },
-    });
-    await this.recordDelivery(agentId, trigger.id, deliveryId, 'enqueued');
+    }, {}, delivery);
     return { agent_id: agentId, delivery_id: deliveryId, external_trigger_id: trigger.id, delivery_mode: mode, disposition: 'enqueued', message_id: accepted.message_id };
   }
 
-  private async recordDelivery(agentId: string, triggerId: string, deliveryId: string, disposition: string): Promise<void> {
-    await this.mutate(agentId, async (tx) => {
-      const trigger = tx.doc.triggers.find((t) => t.id === triggerId);
-      if (!trigger) return;
-      trigger.delivery_count += 1;
-      trigger.last_delivered_at = tx.now.toISOString();
-      tx.emit('callback_delivered', { delivery_id: deliveryId, external_trigger_id: triggerId, disposition });
-    });
+  private recordDelivery(tx: Tx, { triggerId, deliveryId }: Delivery, disposition: string): void {
+    const trigger = tx.doc.triggers.find((t) => t.id === triggerId);
+    if (!trigger) return;
+    trigger.delivery_count += 1;
+    trigger.last_delivered_at = tx.now.toISOString();
+    tx.emit('callback_delivered', { delivery_id: deliveryId, external_trigger_id: triggerId, disposition });
   }
 
   /** The roster indexes every agent's active token hashes, so a capability finds its agent unloaded. */

@@ -3,14 +3,26 @@ import { SNAPSHOT_SCHEMA_VERSION, Snapshot, type SnapshotBody, type SnapshotKind
 import type { AgentDoc } from './agent-doc.js';
 import { newId } from './clock.js';
 
-/** Canonical JSON (sorted keys) so the checksum does not depend on key order. */
+/**
+ * Canonical JSON (keys sorted by UTF-16 code units, undefined members left out) so the checksum
+ * does not depend on key order. Built by appending, as it runs on every sleep; its output must
+ * never change, or the snapshots already on disk would fail their checksums.
+ */
 function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonical(value[i]);
+    return `${out}]`;
+  }
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+    const record = value as Record<string, unknown>;
+    let out = '{';
+    for (const key of Object.keys(record).sort()) {
+      const member = record[key];
+      if (member === undefined) continue;
+      out += `${out === '{' ? '' : ','}${JSON.stringify(key)}:${canonical(member)}`;
+    }
+    return `${out}}`;
   }
   return JSON.stringify(value ?? null);
 }
@@ -78,6 +90,12 @@ export type SnapshotVerdict =
   | { ok: false; kind: 'incompatible'; reason: string; hint: string }
   | { ok: false; kind: 'corrupted'; reason: string };
 
+/**
+ * Snapshots known to be intact: signed here, or verified once. Snapshots are never edited in place
+ * (see `copyDoc`), so a wake does not parse and hash the one the last sleep built again.
+ */
+const intact = new WeakSet<object>();
+
 function checksumMatches(snapshot: Snapshot): boolean {
   const { checksum, ...recovery } = snapshot.recovery;
   return checksumOf({ ...snapshot, recovery }) === checksum;
@@ -85,11 +103,17 @@ function checksumMatches(snapshot: Snapshot): boolean {
 
 /** Seed 002 wake checks, in order: shape, checksum, schema version, identity. */
 export function verifySnapshot(raw: unknown, agentId: string, identityVersion: number): SnapshotVerdict {
-  const parsed = Snapshot.safeParse(raw);
-  if (!parsed.success) return { ok: false, kind: 'corrupted', reason: 'snapshot does not parse as the seed-002 tree' };
-  const snapshot = parsed.data;
-  if (!checksumMatches(snapshot)) {
-    return { ok: false, kind: 'corrupted', reason: `snapshot ${snapshot.snapshot_id} fails its SHA-256 checksum` };
+  let snapshot: Snapshot;
+  if (typeof raw === 'object' && raw !== null && intact.has(raw)) {
+    snapshot = raw as Snapshot;
+  } else {
+    const parsed = Snapshot.safeParse(raw);
+    if (!parsed.success) return { ok: false, kind: 'corrupted', reason: 'snapshot does not parse as the seed-002 tree' };
+    snapshot = parsed.data;
+    if (!checksumMatches(snapshot)) {
+      return { ok: false, kind: 'corrupted', reason: `snapshot ${snapshot.snapshot_id} fails its SHA-256 checksum` };
+    }
+    if (typeof raw === 'object' && raw !== null) intact.add(raw);
   }
   // Only an intact snapshot can be incompatible: the checksum covers schema_version too, so an
   // edited version is corruption (→ Recovering), and a genuine other-schema snapshot gets its way out.
@@ -127,5 +151,7 @@ export function migrateSnapshot(snapshot: Snapshot): Snapshot | null {
 
 /** Computes the checksum of a snapshot whose other fields are final. */
 export function signed(snapshot: Omit<Snapshot, 'recovery'> & { recovery: Omit<Snapshot['recovery'], 'checksum'> }): Snapshot {
-  return { ...snapshot, recovery: { ...snapshot.recovery, checksum: checksumOf(snapshot) } };
+  const result = { ...snapshot, recovery: { ...snapshot.recovery, checksum: checksumOf(snapshot) } };
+  intact.add(result);
+  return result;
 }

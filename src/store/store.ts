@@ -41,7 +41,10 @@ export interface Commit {
   agent_id: string;
   /** The version the caller read; `null` creates the agent and fails if it exists. */
   expected_version: number | null;
-  /** The whole new document (documents are small: per agent, pruned by the runtime). */
+  /**
+   * The whole new document (documents are small: per agent, pruned by the runtime). The store owns
+   * `doc` after commit; the caller must not mutate it.
+   */
   doc: unknown;
   /** Appended to the agent's event log with dense, consecutive `event_seq` values. */
   events: NewEvent[];

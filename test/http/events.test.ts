@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentEvent, EventsPage } from '../../src/domain/index.js';
-import { call, client, createAgent, expectError, openStream, startServer, waitFor, type Client, type SseReader, type TestServer } from './helpers.js';
+import { call, client, createAgent, expectError, openStream, settled, startServer, waitFor, type Client, type SseReader, type TestServer } from './helpers.js';
 
 let server: TestServer;
 let api: Client;
@@ -134,6 +134,8 @@ describe('GET /api/agents/:id/events/stream', () => {
 
   it('answers 404 cursor_not_found outside the retained window, before opening the stream', async () => {
     const agent = await createAgent(api);
+    // Asleep, so no event lands between reading newest_seq and the requests (newest + 1 would then exist).
+    await settled(api, agent.id);
     const newest = (await page(agent.id, '?order=desc&limit=1')).newest_seq;
     const ahead = await call(server.base, 'GET', `/api/agents/${agent.id}/events/stream?after_seq=${newest + 100}`, {
       headers: { accept: 'text/event-stream' },

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { supervisorMachine } from '../../machines/supervisor.machine.js';
-import type { SupervisorEmitted } from '../../machines/supervisor.machine.js';
+import type { SupervisorContext, SupervisorEmitted } from '../../machines/supervisor.machine.js';
+import { idsOf } from '../../machines/id-set.js';
+
+/** The shard's context with its member set as sorted ids. */
+function membership(actor: { getSnapshot(): { context: SupervisorContext } }): Omit<SupervisorContext, 'agents'> & { agents: string[] } {
+  const context = actor.getSnapshot().context;
+  return { ...context, agents: idsOf(context.agents) };
+}
 
 function startSupervisor(capacity = 2) {
   const emitted: SupervisorEmitted[] = [];
@@ -18,13 +25,13 @@ describe('supervisor machine: attaching', () => {
   it('starts running with no live agent and no failure', () => {
     const { actor } = startSupervisor();
     expect(actor.getSnapshot().value).toBe('running');
-    expect(actor.getSnapshot().context).toEqual({ shardId: 3, capacity: 2, agents: {}, live: 0, failures: 0 });
+    expect(membership(actor)).toEqual({ shardId: 3, capacity: 2, agents: [], live: 0, failures: 0 });
   });
 
   it('AGENT.ATTACHED counts the agent in, and never spawns a child (agents are root actors)', () => {
     const { actor, emitted } = startSupervisor();
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'a1' });
-    expect(actor.getSnapshot().context).toMatchObject({ agents: { a1: true }, live: 1 });
+    expect(membership(actor)).toMatchObject({ agents: ['a1'], live: 1 });
     expect(actor.getSnapshot().children).toEqual({});
     expect(emitted).toEqual([]);
   });
@@ -34,7 +41,7 @@ describe('supervisor machine: attaching', () => {
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'a1' });
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'a2' });
     expect(emitted).toEqual([{ type: 'agent.refused', agentId: 'a2', reason: 'shard_full' }]);
-    expect(actor.getSnapshot().context).toMatchObject({ agents: { a1: true }, live: 1 });
+    expect(membership(actor)).toMatchObject({ agents: ['a1'], live: 1 });
   });
 
   it('a full shard still takes an agent it already holds (a repeated attach is no new one)', () => {
@@ -42,7 +49,7 @@ describe('supervisor machine: attaching', () => {
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'a1' });
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'a1' });
     expect(emitted).toEqual([]);
-    expect(actor.getSnapshot().context).toMatchObject({ agents: { a1: true }, live: 1 });
+    expect(membership(actor)).toMatchObject({ agents: ['a1'], live: 1 });
   });
 
   it('AGENT.DETACHED frees the slot', () => {
@@ -51,7 +58,7 @@ describe('supervisor machine: attaching', () => {
     actor.send({ type: 'AGENT.DETACHED', agentId: 'a1' });
     expect(actor.getSnapshot().context.live).toBe(0);
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'a2' });
-    expect(actor.getSnapshot().context).toMatchObject({ agents: { a2: true }, live: 1 });
+    expect(membership(actor)).toMatchObject({ agents: ['a2'], live: 1 });
     expect(emitted).toEqual([]);
   });
 
@@ -65,7 +72,7 @@ describe('supervisor machine: attaching', () => {
     actor.send({ type: 'AGENT.DETACHED', agentId: 'a1' });
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'a3' });
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'a4' });
-    expect(Object.keys(actor.getSnapshot().context.agents).sort()).toEqual(['a2', 'a3']);
+    expect(idsOf(actor.getSnapshot().context.agents)).toEqual(['a2', 'a3']);
     expect(emitted).toEqual([{ type: 'agent.refused', agentId: 'a4', reason: 'shard_full' }]);
   });
 
@@ -74,9 +81,9 @@ describe('supervisor machine: attaching', () => {
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'r1' });
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'r1' });
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'a1' });
-    expect(actor.getSnapshot().context).toMatchObject({ agents: { r1: true, a1: true }, live: 2 });
+    expect(membership(actor)).toMatchObject({ agents: ['a1', 'r1'], live: 2 });
     actor.send({ type: 'AGENT.DETACHED', agentId: 'r1' });
-    expect(actor.getSnapshot().context).toMatchObject({ agents: { a1: true }, live: 1 });
+    expect(membership(actor)).toMatchObject({ agents: ['a1'], live: 1 });
   });
 
   it('detaching or failing an agent the shard does not hold frees nothing', () => {
@@ -84,7 +91,7 @@ describe('supervisor machine: attaching', () => {
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'a1' });
     actor.send({ type: 'AGENT.DETACHED', agentId: 'ghost' });
     actor.send({ type: 'AGENT.FAILED', agentId: 'ghost', error: 'elsewhere' });
-    expect(actor.getSnapshot().context).toMatchObject({ agents: { a1: true }, live: 1, failures: 1 });
+    expect(membership(actor)).toMatchObject({ agents: ['a1'], live: 1, failures: 1 });
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'a2' });
     expect(emitted.at(-1)).toEqual({ type: 'agent.refused', agentId: 'a2', reason: 'shard_full' });
   });
@@ -103,7 +110,7 @@ describe('supervisor machine: failures', () => {
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'a2' });
     actor.send({ type: 'AGENT.FAILED', agentId: 'a1', error: 'lease lost' });
     expect(emitted).toEqual([{ type: 'agent.failed', agentId: 'a1', error: 'lease lost' }]);
-    expect(actor.getSnapshot().context).toMatchObject({ agents: { a2: true }, live: 1, failures: 1 });
+    expect(membership(actor)).toMatchObject({ agents: ['a2'], live: 1, failures: 1 });
     expect(actor.getSnapshot().status).toBe('active');
     expect(errors).toEqual([]);
   });
@@ -125,7 +132,7 @@ describe('supervisor machine: shutdown', () => {
     expect(actor.getSnapshot().can({ type: 'AGENT.ATTACHED', agentId: 'r1' })).toBe(false);
     expect(actor.getSnapshot().can({ type: 'AGENT.FAILED', agentId: 'a1', error: 'late' })).toBe(false);
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'r1' });
-    expect(actor.getSnapshot().context).toMatchObject({ agents: { a1: true }, live: 1, failures: 0 });
+    expect(membership(actor)).toMatchObject({ agents: ['a1'], live: 1, failures: 0 });
     expect(emitted).toEqual([]);
   });
 
@@ -135,7 +142,7 @@ describe('supervisor machine: shutdown', () => {
     actor.send({ type: 'AGENT.ATTACHED', agentId: 'a2' });
     actor.send({ type: 'SHUTDOWN' });
     actor.send({ type: 'AGENT.DETACHED', agentId: 'a1' });
-    expect(actor.getSnapshot().context).toMatchObject({ agents: { a2: true }, live: 1 });
+    expect(membership(actor)).toMatchObject({ agents: ['a2'], live: 1 });
     actor.send({ type: 'AGENT.DETACHED', agentId: 'a2' });
     expect(actor.getSnapshot().context.live).toBe(0);
   });

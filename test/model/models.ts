@@ -7,6 +7,7 @@ import {
   type AgentEvent,
   type ContinuationEvent,
   type MachineName,
+  type SupervisorContext,
   type SupervisorEvent,
   type TaskEvent,
 } from '../../machines/index.js';
@@ -14,6 +15,7 @@ import { wakeHintDisposition } from '../../machines/contracts/index.js';
 import { emptyFacts, type AgentStatus, type ClosureDecision, type SchedulerFacts } from '../../src/domain/index.js';
 import { ALLOW_LIST } from './coverage.js';
 import type { ModelSpec } from './paths.js';
+import { idsOf } from '../../machines/id-set.js';
 
 /**
  * The four models: payload events enumerated explicitly, and state serializations that keep only
@@ -267,7 +269,7 @@ const supervisorEvents: SupervisorEvent[] = [
 export const SHARD_INPUT = { shardId: 0, capacity: 1 };
 
 function attachedAgents(snapshot: AnyMachineSnapshot): string[] {
-  return Object.keys((snapshot.context as { agents: Record<string, true> }).agents).sort();
+  return idsOf((snapshot.context as SupervisorContext).agents);
 }
 
 export const supervisorModel: ModelSpec = {

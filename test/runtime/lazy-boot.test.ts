@@ -176,9 +176,27 @@ describe('lazy boot from the roster', () => {
 describe('retiring quiet agents', () => {
   const session = runtimeSession();
 
+  it('keeps the most recently settled quiet agents loaded, up to residentQuietAgents', async () => {
+    const store = new RecordingStore({ dataDir: session.dir });
+    const runtime = await session.open({ store, residentQuietAgents: 2 });
+    for (const id of ['q1', 'q2', 'q3']) {
+      await runtime.createAgent({ agent_id: id });
+      await untilAsleep(runtime, id);
+    }
+    const loadsOf = (id: string) => store.loads.filter((loaded) => loaded === id).length;
+    const before = { q1: loadsOf('q1'), q3: loadsOf('q3') };
+    // q1 settled first, so it retired when q3 settled: its next read loads it again.
+    await eventually(async () => {
+      await runtime.getSummary('q1');
+      return loadsOf('q1') > before.q1 || undefined;
+    });
+    await runtime.getSummary('q3');
+    expect(loadsOf('q3')).toBe(before.q3);
+  });
+
   it('an agent evicted after it fell asleep reloads with the same summary and event log', async () => {
     const store = new RecordingStore({ dataDir: session.dir });
-    const runtime = await session.open({ store });
+    const runtime = await session.open({ store, residentQuietAgents: 0 });
     await runtime.createAgent({ agent_id: 'evicted' });
     await untilAsleep(runtime, 'evicted');
     await runtime.createTimer('evicted', { duration_ms: 3_600_000, summary: 'kept across the eviction' });
@@ -197,7 +215,7 @@ describe('retiring quiet agents', () => {
   });
 
   it('operations racing the retirement run in order on the current records, none lost', async () => {
-    const runtime = await session.open();
+    const runtime = await session.open({ residentQuietAgents: 0 });
     await runtime.createAgent({ agent_id: 'racer' });
     const seen: AgentEvent[] = [];
     runtime.subscribe('racer', (event) => seen.push(event));

@@ -120,3 +120,19 @@ describe('terminate with a hanging side effect (seed 002 scenario 5)', () => {
     }
   });
 });
+
+describe('snapshot checksums', () => {
+  // The checksums of snapshots already on disk must keep verifying: the canonical form may not change.
+  it('are stable: sorted keys, undefined members left out, the same digest as when they were written', () => {
+    const unsigned = {
+      snapshot_id: 'snap_fixed',
+      agent_id: 'a1',
+      kind: 'pre_sleep',
+      identity: { owner: 'op', id: 'a1', version: 1, mission: 'ünïcode "quoted"\n' },
+      lifecycle: { state: 'sleeping', state_version: 7, lease: { holder: null, fencing_token: 3 }, machine: { value: { active: 'awakeIdle' }, context: { b: [1, 2.5, null, undefined], a: undefined, z: { y: true } } } },
+      goals: { active: [], queued: ['wi_1', 'wi_0'], suspended: [] },
+      recovery: { schema_version: 1, created_at: '2026-11-29T00:00:00.000Z', checkpoint: 'transition:7' },
+    };
+    expect(signed(unsigned as never).recovery.checksum).toBe('3a518b08534e3ebca85eb929a377daa95eb53a23429d5d813586a4eba93fc078');
+  });
+});

@@ -136,14 +136,14 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
         await rejection(store.readEvents('', { limit: 1, order: 'asc' }), 'invalid_request');
       });
 
-      it('returns copies: mutating loaded, committed or returned objects does not change the store', async () => {
+      // The committed document itself belongs to the store once committed (Store.commit), so only
+      // the event payloads handed in, and everything handed out, are mutated here.
+      it('returns copies: mutating loaded, committed payloads or returned objects does not change the store', async () => {
         const doc = { list: [1, 2], inner: { x: 1 } };
         const payload = { deep: { y: 1 } };
         const result = await store.commit(
           commitOf(lease, 'agent-copy', null, doc, [{ type: 'agent_created', payload, ts: T0.toISOString() }]),
         );
-        doc.list.push(3);
-        doc.inner.x = 99;
         payload.deep.y = 99;
         result.events[0]!.payload['deep'] = 'mutated';
 

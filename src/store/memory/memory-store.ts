@@ -19,7 +19,8 @@ export interface MemoryStoreOptions {
 
 /**
  * The Store contract in memory, for tests and benchmarks. Everything crossing the boundary is
- * deep-copied (structuredClone) so callers never share objects with the stored state. Closing
+ * deep-copied (structuredClone) so callers never share objects with the stored state, except the
+ * committed document, which the store owns once committed (see `Store.commit`). Closing
  * keeps the data, so an instance can be reopened to simulate a restart.
  */
 export class MemoryStore implements Store {
@@ -98,6 +99,8 @@ export class MemoryStore implements Store {
     assertExpectedVersion(commit.agent_id, current?.version ?? null, commit.expected_version);
 
     const agent: MemoryAgent = current ?? { version: 0, doc: null, roster: null, events: [] };
+    // One structuredClone call for all payloads: most are small, and each call has a fixed cost.
+    const payloads = structuredClone(commit.events.map((event) => event.payload));
     const appended = commit.events.map(
       (event, i): AgentEvent => {
         const event_seq = agent.events.length + i + 1;
@@ -107,15 +110,14 @@ export class MemoryStore implements Store {
           ts: event.ts,
           agent_id: commit.agent_id,
           type: event.type,
-          payload: structuredClone(event.payload),
+          payload: payloads[i] as Record<string, unknown>,
         };
       },
     );
-    // Clone before mutating anything, so an uncloneable document leaves the agent untouched.
-    const doc = structuredClone(commit.doc ?? null);
     const roster = commit.roster === undefined ? agent.roster : structuredClone(commit.roster);
+    // The store owns the committed document (Store.commit): kept as is, copied only on load.
     agent.version += 1;
-    agent.doc = doc;
+    agent.doc = commit.doc ?? null;
     agent.roster = roster;
     agent.events.push(...appended);
     this.agents.set(commit.agent_id, agent);

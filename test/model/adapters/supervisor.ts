@@ -7,6 +7,7 @@ import { transitionKey, type ModelPath, type ModelStep } from '../paths.js';
 import { eventAt, INIT, type Driver } from './executor.js';
 import { eventually, Harness } from './harness.js';
 import { dropMachineContext } from './snapshot-files.js';
+import { hasId, idsOf } from '../../../machines/id-set.js';
 
 type Shard = Actor<typeof supervisorMachine>;
 
@@ -30,7 +31,7 @@ function shardsOf(runtime: Runtime): Shard[] {
 }
 
 function viewOf(value: unknown, context: Pick<SupervisorContext, 'agents' | 'live' | 'failures'>, modelId: (agentId: string) => string = (id) => id): ShardView {
-  return { value, agents: Object.keys(context.agents).map(modelId).sort(), live: context.live, failures: context.failures };
+  return { value, agents: idsOf(context.agents).map(modelId).sort(), live: context.live, failures: context.failures };
 }
 
 export interface SupervisorContextState {
@@ -193,7 +194,7 @@ export class SupervisorDriver implements Driver<SupervisorContextState> {
       const event = step?.event as SupervisorEvent | undefined;
       if (!step?.fired.includes(REFUSED) || event?.type !== 'AGENT.ATTACHED') continue;
       const agentId = ctx.agents.get(event.agentId) as string;
-      const elsewhere = shardsOf(ctx.h.runtime).some((shard) => shard.getSnapshot().context.shardId !== SHARD_INPUT.shardId && shard.getSnapshot().context.agents[agentId] === true);
+      const elsewhere = shardsOf(ctx.h.runtime).some((shard) => shard.getSnapshot().context.shardId !== SHARD_INPUT.shardId && hasId(shard.getSnapshot().context.agents, agentId));
       if (!ctx.refused.includes(agentId) || !elsewhere) throw new Error(`${agentId} was not refused by the full shard and attached to another (refused: ${JSON.stringify(ctx.refused)})`);
     }
   }
