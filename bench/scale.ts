@@ -257,7 +257,7 @@ if (process.argv[2] === '--restarted') {
         { name: 'RSS per sleeping agent (slope)', unit: 'KiB', samples: [perAgent / 1024] },
         // RSS at a few thousand agents is mostly native memory the creation burst left behind, not kept per agent.
         { name: 'V8 heap per sleeping agent (slope)', unit: 'KiB', samples: [slope(created.checkpoints, 'heap') / 1024] },
-        ...(measuredAtTarget ? [] : [{ name: 'RSS projected to 100,000 agents', unit: 'MiB', samples: [(base + perAgent * TARGET_AGENTS) / MiB], target: '≤ 1024', met: base + perAgent * TARGET_AGENTS <= 1024 * MiB }]),
+        ...(measuredAtTarget ? [] : [{ name: 'RSS projected to 100,000 agents (linear; overstates, see notes)', unit: 'MiB', samples: [(base + perAgent * TARGET_AGENTS) / MiB] }]),
         { name: `restart to ready (${AGENTS.toLocaleString('en-US')})`, unit: 's', samples: reports.map((r) => r.readyMs / 1000), ...(measuredAtTarget ? { target: '≤ 5', met: percentile(reports.map((r) => r.readyMs), 50) <= 5000 } : {}) },
         { name: 'restart to ready, per agent', unit: 'ms', samples: readyPerAgent },
         { name: 'of which inside store listRoster', unit: 's', samples: reports.map((r) => r.listRosterMs / 1000) },
@@ -282,6 +282,7 @@ if (process.argv[2] === '--restarted') {
           `${AGENTS.toLocaleString('en-US')} agents on lowdb, created ${CREATE_CONCURRENCY} at a time; each restart is a fresh process (${RESTARTS} restarts, one row sample each)`,
           `wakes: ${Math.ceil(WAKES / RESTARTS)} distinct random agents per restart (${WAKES} in all), ${WAKE_CONCURRENCY} in flight, runtime.wake → turn_started via runtime.subscribe`,
           measuredAtTarget ? 'measured at the target size' : 'the 100,000-agent rows are linear projections from this size (RSS: slope over creation checkpoints; restart: per-agent time)',
+          ...(measuredAtTarget ? [] : ['the RSS projection carries no target: up to residentQuietAgents (1,000) quiet agents stay loaded, so the slope of a small run is mostly them; the RSS target is checked by a run at the target size (SCALE_AGENTS=100000)']),
           'below ~20,000 agents the RSS slope is mostly native memory the creation burst leaves behind; the V8 heap slope is what each sleeping agent keeps',
         ],
       };
