@@ -10,7 +10,7 @@ import type { EventLine } from './event-log.js';
 import { storeError } from './fs-util.js';
 import { GroupQueue } from './group-queue.js';
 import type { LeaseFile } from './lease-file.js';
-import type { RosterIndex } from './roster-index.js';
+import type { IndexEntry, RosterIndex } from './roster-index.js';
 import type { Uncheckpointed } from './uncheckpointed.js';
 import { encodeFrames } from './wal-frame.js';
 
@@ -206,7 +206,7 @@ export class CommitWriter {
   }
 }
 
-function accept(commit: PreparedCommit, current: { version: number; last_event_seq: number; rosterJson: string | undefined } | null): Accepted {
+function accept(commit: PreparedCommit, current: IndexEntry | null): Accepted {
   const { agent_id } = commit;
   const last = current?.last_event_seq ?? 0;
   const events: AgentEvent[] = [];

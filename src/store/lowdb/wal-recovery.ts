@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { DomainError } from '../../domain/index.js';
-import type { AgentFiles } from './agent-files.js';
+import type { AgentFiles, AgentWrite } from './agent-files.js';
 import type { DirtyAgents } from './checkpoint.js';
 import type { EventLine } from './event-log.js';
 import { isNotFound } from './fs-util.js';
@@ -102,13 +102,12 @@ export async function recoverIndex(options: RecoveryOptions): Promise<RecoveredI
 function loggedState(entry: IndexEntry, records: WalRecord[]): UncheckpointedAgent | null {
   const latest = records.at(-1) as WalRecord;
   if (latest.v !== entry.version) return null;
-  const bySeq = new Map(records.flatMap((record) => record.e.map((event) => [event.event_seq, event] as const)));
+  const bySeq = eventsBySeq(records);
   let first = entry.last_event_seq + 1;
   while (bySeq.has(first - 1)) first -= 1;
   const lines: EventLine[] = [];
   for (let seq = first; seq <= entry.last_event_seq; seq += 1) lines.push({ event_seq: seq, line: JSON.stringify(bySeq.get(seq)) });
-  const write = { version: entry.version, last_event_seq: entry.last_event_seq, docJson: JSON.stringify(latest.d ?? null), rosterJson: entry.rosterJson };
-  return { write, lines };
+  return { write: latestWrite(entry, latest), lines };
 }
 
 /**
@@ -120,7 +119,7 @@ async function repairAgent(files: AgentFiles, agent_id: string, entry: IndexEntr
   const log = files.eventLog(agent_id);
   const have = await log.recoverPrefix(entry.last_event_seq, checkpointed);
   const lines: EventLine[] = [];
-  const bySeq = new Map(records.flatMap((record) => record.e.map((event) => [event.event_seq, event] as const)));
+  const bySeq = eventsBySeq(records);
   for (let seq = have + 1; seq <= entry.last_event_seq; seq += 1) {
     const event = bySeq.get(seq);
     if (event === undefined) {
@@ -131,17 +130,23 @@ async function repairAgent(files: AgentFiles, agent_id: string, entry: IndexEntr
   const latest = records.at(-1) as WalRecord;
   const onDisk = await files.readDoc(agent_id).catch(() => null);
   if (latest.v === entry.version && (onDisk === null || onDisk.version < entry.version)) {
-    await files.writeState(
-      agent_id,
-      { version: entry.version, last_event_seq: entry.last_event_seq, docJson: JSON.stringify(latest.d ?? null), rosterJson: entry.rosterJson },
-      lines,
-    );
+    await files.writeState(agent_id, latestWrite(entry, latest), lines);
   } else if (lines.length > 0) {
     log.append(lines);
   }
   // Records are sorted by version, so the first event of the first record with events is the oldest.
   const firstLogged = records.find((record) => record.e.length > 0)?.e[0]?.event_seq ?? have + 1;
   return Math.min(firstLogged, have + 1);
+}
+
+/** Every event the records hold, by `event_seq`. */
+function eventsBySeq(records: WalRecord[]): Map<number, WalRecord['e'][number]> {
+  return new Map(records.flatMap((record) => record.e.map((event) => [event.event_seq, event] as const)));
+}
+
+/** The agent's state as its index entry and its newest record (of the entry's version) give it. */
+function latestWrite(entry: IndexEntry, latest: WalRecord): AgentWrite {
+  return { version: entry.version, last_event_seq: entry.last_event_seq, docJson: JSON.stringify(latest.d ?? null), rosterJson: entry.rosterJson };
 }
 
 /** Builds the index from every doc.json: a data directory written before `roster.tsv` existed. */
