@@ -147,8 +147,8 @@ export interface RuntimeOptions {
   shardCapacity?: number;
   /**
    * How many quiet agents (asleep with nothing to do, or terminated) stay loaded: the least recently
-   * settled beyond this number retire (their cell and the store's copy are dropped; they reload on
-   * their next access). A burst of work for the same agents then does not reload them each time,
+   * settled beyond this number retire (their cell is dropped and the store releases what it holds
+   * open for them; they reload on their next access). A burst of work for the same agents then does not reload them each time,
    * while memory stays bounded however many agents exist. `0` retires each one as soon as it settles.
    * @default 1_000
    * @example residentQuietAgents: 0 // keep nothing quiet in memory
@@ -488,7 +488,7 @@ export class Runtime implements RuntimeApi {
   /**
    * A passivated agent that needs no recovery (asleep with nothing to do, terminated, or stopped
    * and loaded after a restart) holds no memory: its cell leaves `cells` once its lane has
-   * drained, and the store drops its cached document. Its roster entry, armed timers and trigger
+   * drained, and the store releases what it holds open for it (`evictAgent`). Its roster entry, armed timers and trigger
    * hashes stay; the next access reloads it. An agent stopped in this process keeps its actor
    * (stopping does not passivate), so it stays until the next restart.
    */
@@ -526,7 +526,7 @@ export class Runtime implements RuntimeApi {
       this.roster.set(agentId, entry.data);
       if (entry.data.needs_recovery) boot.push(agentId);
       else {
-        // Listing may have read the document into the store's cache.
+        // Quiet: nothing of it stays open in the store (recovery may have appended to its segments).
         this.store.evictAgent(agentId);
         if (entry.data.next_timer_at) this.dueAgents.arm(agentId, DUE_AGENT, entry.data.next_timer_at);
       }

@@ -118,9 +118,8 @@ export interface Store {
   listRoster(): Promise<RosterEntry[]>;
   loadAgent(agent_id: string): Promise<StoredAgent | null>;
   /**
-   * Drops whatever the store caches about the agent in memory (a passivated agent's document);
-   * the next read loads it from storage again. A no-op while the agent has commits in flight,
-   * and for stores whose memory is their storage.
+   * Releases what the store holds open for the agent (the lowdb store: its event segments'
+   * descriptors); its data stays readable. A no-op for stores whose memory is their storage.
    */
   evictAgent(agent_id: string): void;
   /**

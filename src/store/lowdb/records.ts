@@ -12,7 +12,7 @@ export const LeaseRecord: z.ZodType<Lease> = z.object({
   expires_at: z.string(),
 });
 
-/** What doc.json holds: the stored agent and its roster entry (`null` when no commit carried one). */
+/** What doc.json holds: the stored agent and its roster entry (absent while no commit carried one). */
 export type PersistedAgent = StoredAgent & { roster?: unknown };
 
 /** `agents/<agent_id>/doc.json`; `last_event_seq` is the commit point of the event log. */
