@@ -10,6 +10,7 @@ import {
   SchedulerDecision,
   Snapshot,
   TaskRecord,
+  TERMINAL_TASK_STATUSES,
   TimerRecord,
   TransitionPhaseLog,
   TransitionRecord,
@@ -78,7 +79,7 @@ export type AgentDoc = z.infer<typeof AgentDoc>;
 
 /** Records in one of these states are history: no code changes them any more. */
 const SETTLED_MESSAGE: ReadonlySet<string> = new Set(['processed', 'aborted', 'dropped']);
-const FINISHED_TASK_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
+const FINISHED_TASK_STATUSES: ReadonlySet<string> = new Set(TERMINAL_TASK_STATUSES);
 const settledMessage = (m: AgentDoc['queue'][number]) => SETTLED_MESSAGE.has(m.status);
 const finishedTask = (t: AgentDoc['tasks'][number]) => FINISHED_TASK_STATUSES.has(t.status);
 const settledEffect = (e: AgentDoc['effects'][number]) => e.status !== 'started';
