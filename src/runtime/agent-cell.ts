@@ -165,7 +165,7 @@ export class AgentCell {
   }
 }
 
-/** A draft of one agent's records plus the events it will append, committed atomically by `flush`. */
+/** A draft of one agent's records plus the events it will append, committed atomically by `flush` (mid-operation) or `finish` (at its end). */
 export class Tx {
   /** Copied from the committed document on first use: an operation that never reads it copies nothing. */
   private draft: AgentDoc | null = null;
