@@ -19,6 +19,9 @@ export const LifecyclePhase = z.enum([
 ]);
 export type LifecyclePhase = z.infer<typeof LifecyclePhase>;
 
+/** Phases a seed-002 transition protocol is open in: entered by a request, left by its effect's outcome. */
+export const TRANSITIONAL_PHASES: readonly LifecyclePhase[] = ['initializing', 'waking', 'recovering', 'evolving', 'terminating'];
+
 /** Seed 000: `Start` hands the agent to the scheduler, `Stop` makes it unrunnable. No pause/resume. */
 export const ControlAction = z.enum(['start', 'stop']);
 export type ControlAction = z.infer<typeof ControlAction>;

@@ -8,6 +8,7 @@ import {
   type EventType,
   type TransitionRecord,
   type TransitionTrigger,
+  TRANSITIONAL_PHASES,
 } from '../domain/index.js';
 import type { NewEvent, Store } from '../store/store.js';
 import { AgentDoc, copyDoc, prune } from './agent-doc.js';
@@ -21,7 +22,7 @@ export type AgentActor = Actor<AgentLogic>;
 export type EffectRequest = AgentEmitted;
 
 /** Phases whose side effects are requested on entry and answered by an event (seed 002). */
-const TRANSITIONAL: ReadonlySet<LifecyclePhase> = new Set(['initializing', 'waking', 'recovering', 'evolving', 'terminating']);
+const TRANSITIONAL: ReadonlySet<LifecyclePhase> = new Set(TRANSITIONAL_PHASES);
 
 /** What a cell needs from its runtime. */
 export interface CellEnv {

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { derivePosture } from '../../machines/contracts/index.js';
-import { AgentListEntry, TERMINAL_TASK_STATUSES } from '../domain/index.js';
+import { AgentListEntry, TERMINAL_TASK_STATUSES, TRANSITIONAL_PHASES } from '../domain/index.js';
 import type { AgentDoc } from './agent-doc.js';
 import { factsOf } from './facts.js';
 import { headOfQueue } from './messages.js';
 
 /** Phases whose protocol a crash leaves open: `recoverAgent` runs their effect again. */
-const TRANSITIONAL = new Set(['initializing', 'waking', 'recovering', 'terminating', 'evolving']);
+const TRANSITIONAL: ReadonlySet<string> = new Set(TRANSITIONAL_PHASES);
 
 /**
  * What the runtime needs about an agent without loading its document, committed with every
