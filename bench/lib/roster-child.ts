@@ -2,7 +2,7 @@ import { LowdbStore } from '../../src/store/index.js';
 
 /**
  * A fresh process's restart of the store: `open()` + `listRoster()` over the data directory in
- * argv[2]; prints `{seconds, agents, rss_mib, heap_mib}` as one JSON line. Used by bench/roster.ts.
+ * argv[2]; prints `{seconds, agents, rss_mib, rss_growth_mib, heap_mib}` as one JSON line. Used by bench/roster.ts.
  */
 const dataDir = process.argv[2];
 if (dataDir === undefined) throw new Error('usage: roster-child.ts <dataDir>');
