@@ -8,7 +8,7 @@ import {
   type Priority,
 } from '../domain/index.js';
 import { PRIORITY_ORDER } from '../domain/index.js';
-import type { ContinuationTrigger } from '../../machines/contracts/index.js';
+import { isTerminalTask, type ContinuationTrigger } from '../../machines/contracts/index.js';
 import type { AgentDoc } from './agent-doc.js';
 import { RECENT_KEYS_LIMIT } from './agent-doc.js';
 import { newId } from './clock.js';
@@ -83,7 +83,7 @@ export function triggerOf(doc: AgentDoc, message: MessageEnvelope): Continuation
   if (!message.trigger_kind) return null;
   if (message.trigger_kind === 'task_result') {
     const task = doc.tasks.find((t) => t.id === message.task_id);
-    const terminal = task ? ['completed', 'failed', 'cancelled', 'interrupted'].includes(task.status) : false;
+    const terminal = task ? isTerminalTask(task.status) : false;
     const waiting = doc.waits.find((w) => w.kind === 'task' && w.subject_ref === message.task_id && (w.status === 'active' || w.status === 'triggered'));
     const ownItem = waiting?.work_item_id ?? doc.state.current_work_item_id;
     return {

@@ -7,6 +7,7 @@ import { agentMachine, hasId, supervisorMachine, type ContinuationEvent } from '
 import {
   decideForMessage,
   deriveClosure,
+  isTerminalTask,
   resolveContinuation,
   wakeHintDisposition,
   workSignal,
@@ -197,7 +198,6 @@ interface Delivery {
   deliveryId: string;
 }
 
-const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 /** The `dueAgents` alarm key of an agent (one per agent). */
 const DUE_AGENT = 'next-timer';
 const MAX_ACTOR_RECOVERIES = 3;
@@ -561,7 +561,7 @@ export class Runtime implements RuntimeApi {
       tx.emit('effect_recorded', { ...effect });
     }
     for (const task of doc.tasks) {
-      if (TERMINAL.has(task.status)) continue;
+      if (isTerminalTask(task.status)) continue;
       // A detached command outlives a killed runtime: end its process group before marking it.
       const pid = doc.effects.find((e) => e.idempotency_key === `start_command:${task.id}`)?.detail['pid'];
       if (typeof pid === 'number') signalGroup(pid, 'SIGKILL');
@@ -735,7 +735,7 @@ export class Runtime implements RuntimeApi {
 
   /** Ends the processes of the agent's live tasks (SIGTERM, grace, SIGKILL of each group). */
   private async stopProcesses(tx: Tx): Promise<void> {
-    const handles = tx.doc.tasks.filter((t) => !TERMINAL.has(t.status)).map((t) => this.live.get(t.id)?.handle);
+    const handles = tx.doc.tasks.filter((t) => !isTerminalTask(t.status)).map((t) => this.live.get(t.id)?.handle);
     await Promise.all(handles.map((handle) => handle?.stop().catch(() => undefined)));
   }
 
@@ -755,7 +755,7 @@ export class Runtime implements RuntimeApi {
       tx.emit('current_run_aborted', { run_id: runId, reason });
     }
     for (const task of tx.doc.tasks) {
-      if (TERMINAL.has(task.status)) continue;
+      if (isTerminalTask(task.status)) continue;
       this.live.delete(task.id);
       this.finishTaskRecord(tx, task, { status: 'interrupted', exit_code: null, reason }, { enqueueResult: false });
     }
@@ -1095,7 +1095,7 @@ export class Runtime implements RuntimeApi {
     // A task already finished: its result is queued already, so the wait triggers at once.
     if (wait.kind === 'task') {
       const task = tx.doc.tasks.find((t) => t.id === wait.subject_ref);
-      if (task && TERMINAL.has(task.status)) wait.status = 'triggered';
+      if (task && isTerminalTask(task.status)) wait.status = 'triggered';
     }
     this.continuationEvent(tx, { type: 'WAIT.SET', waitId: wait.id, kind: wait.kind, reason: wait.waiting_for, resource: wait.subject_ref, workItemId: wait.work_item_id } );
     return wait;
@@ -1253,7 +1253,7 @@ export class Runtime implements RuntimeApi {
     if (!live || this.leaseLost) return;
     await this.mutate(agentId, async (tx) => {
       const task = tx.doc.tasks.find((t) => t.id === taskId);
-      if (!task || TERMINAL.has(task.status)) return;
+      if (!task || isTerminalTask(task.status)) return;
       task.output_bytes = result.output_bytes;
       const status = result.outcome === 'completed' ? 'completed' : result.outcome === 'cancelled' ? 'cancelled' : 'failed';
       if (result.reason === 'spawn_failed') this.taskEvent(tx, taskId, { type: 'SPAWN_FAILED', reason: 'spawn_failed' });
@@ -1315,7 +1315,7 @@ export class Runtime implements RuntimeApi {
   private async deliverInvocationResult(childId: string, invokedBy: { agent_id: string; task_id: string }, failed: boolean, text: string, key: string): Promise<void> {
     await this.mutate(invokedBy.agent_id, async (tx) => {
       const task = tx.doc.tasks.find((t) => t.id === invokedBy.task_id);
-      if (!task || TERMINAL.has(task.status)) return;
+      if (!task || isTerminalTask(task.status)) return;
       task.result_text = text.slice(0, 8000);
       this.taskEvent(tx, task.id, { type: 'EXITED', exitCode: failed ? 1 : 0 });
       this.finishTaskRecord(tx, task, { status: failed ? 'failed' : 'completed', exit_code: null, reason: failed ? 'child_turn_failed' : null }, { enqueueResult: tx.doc.state.status !== 'stopped' });
@@ -1459,7 +1459,7 @@ export class Runtime implements RuntimeApi {
     return {
       summary: assembleSummary(cell),
       queue: doc.queue.filter((m) => m.status === 'queued' || m.status === 'interrupted' || m.status === 'dequeued'),
-      tasks: doc.tasks.filter((t) => !TERMINAL.has(t.status)),
+      tasks: doc.tasks.filter((t) => !isTerminalTask(t.status)),
       timers: doc.timers,
       work_items: doc.work_items.map((w) => workItemView(doc, w)),
       waits: doc.waits.filter((w) => w.status === 'active' || w.status === 'triggered'),
@@ -1967,7 +1967,7 @@ export class Runtime implements RuntimeApi {
   }
 
   async listTasks(agentId: string): Promise<TaskRecord[]> {
-    return (await this.cell(agentId)).doc.tasks.filter((t) => !TERMINAL.has(t.status)).slice(0, 100);
+    return (await this.cell(agentId)).doc.tasks.filter((t) => !isTerminalTask(t.status)).slice(0, 100);
   }
 
   async getTask(agentId: string, taskId: string): Promise<TaskRecord> {
@@ -1991,7 +1991,7 @@ export class Runtime implements RuntimeApi {
     const bytes = await stat(path).then((s) => s.size).catch(() => 0);
     const stillLive = this.live.get(taskId);
     const preview = stillLive ? stillLive.handle.preview(q.max_bytes) : await readTail(path, q.max_bytes);
-    if (!stillLive && TERMINAL.has(task.status)) retrieval = 'success';
+    if (!stillLive && isTerminalTask(task.status)) retrieval = 'success';
     return {
       task_id: taskId,
       status: task.status,
@@ -2033,7 +2033,7 @@ export class Runtime implements RuntimeApi {
     let force = false;
     const task = await this.mutate(agentId, async (tx) => {
       const task = this.findTask(tx.doc, taskId);
-      if (TERMINAL.has(task.status)) return task;
+      if (isTerminalTask(task.status)) return task;
       const live = this.live.get(taskId);
       if (task.status === 'cancelling') force = true;
       if (!live) {

@@ -2,6 +2,7 @@ import {
   derivePosture,
   deriveClosure,
   deriveWorkItemScheduling,
+  isTerminalTask,
 } from '../../machines/contracts/index.js';
 import type {
   AgentSummary,
@@ -70,7 +71,7 @@ export function assembleSummary(cell: AgentCell): AgentSummary {
     closure: doc.last_closure ?? deriveClosure(facts),
     execution: { run_id: doc.state.current_run_id, turn_index: doc.state.turn_index },
     active_children: doc.tasks
-      .filter((t) => t.child_agent_id && !['completed', 'failed', 'cancelled', 'interrupted'].includes(t.status))
+      .filter((t) => t.child_agent_id && !isTerminalTask(t.status))
       .map((t) => ({ agent_id: t.child_agent_id ?? '', task_id: t.id, status: t.status })),
     active_wait_conditions: doc.waits.filter((w) => w.status === 'active' || w.status === 'triggered'),
     active_external_triggers: doc.triggers.filter((t) => t.status === 'active').map(triggerSummary),
