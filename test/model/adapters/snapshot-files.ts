@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { SNAPSHOT_SCHEMA_VERSION } from '../../../src/domain/index.js';
+import { checksumOfUnsigned } from '../../durability/fixtures/snapshot-edit.js';
 import type { StoredDocFile } from './harness.js';
 
 /*
@@ -21,29 +21,17 @@ export function corruptLatestSnapshot(file: StoredDocFile): void {
   latest.recovery['checksum'] = `${checksum[0] === '0' ? '1' : '0'}${checksum.slice(1)}`;
 }
 
-/** Sorted-key JSON, as the runtime's snapshot checksum canonicalises (src/runtime/snapshots.ts). */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
-
 /**
  * Rewrites the latest snapshot as a newer runtime would have written it: schema_version one past
  * this runtime's, with a valid checksum, so the wake check refuses it as incompatible rather than
- * corrupted. (The runtime's checksum function is not exported; this mirrors it, and a path fails
+ * corrupted. (The runtime's checksum function is not exported; the durability fixtures mirror it, and a path fails
  * with WAKE.FAILED instead of WAKE.REFUSED if the two ever disagree.)
  */
 export function makeLatestSnapshotNewer(file: StoredDocFile): void {
   const latest = latestSnapshot(file);
   const { checksum: _old, ...recovery } = latest.recovery;
   const unsigned = { ...latest, recovery: { ...recovery, schema_version: SNAPSHOT_SCHEMA_VERSION + 1 } };
-  latest.recovery = { ...unsigned.recovery, checksum: createHash('sha256').update(canonical(unsigned)).digest('hex') };
+  latest.recovery = { ...unsigned.recovery, checksum: checksumOfUnsigned(unsigned) };
 }
 
 /** An actor snapshot whose context is gone: the agent's next effect request throws inside XState. */
