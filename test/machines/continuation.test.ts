@@ -119,38 +119,31 @@ describe('continuation machine: the wait region', () => {
     expect(emitted).toHaveLength(seen);
   });
 
-  it.each([
-    { where: 'idle', route: WAIT_ROUTE.idle },
-    { where: 'waiting', route: WAIT_ROUTE.waiting },
-  ])('TRIGGER in $where classifies a matched wait with resolveContinuation', ({ route }) => {
+  const classified = [
+    {
+      what: 'a matched wait',
+      event: MATCHED,
+      trigger: TASK_RESULT,
+      fields: { trigger_kind: 'task_result', class: 'resume_expected_wait', model_reentry: true, matched_waiting_reason: true, prior_waiting_reason: 'awaiting_task_result' },
+    },
+    {
+      what: 'a mismatched wait (operator interrupts a task wait)',
+      event: MISMATCHED,
+      trigger: OPERATOR,
+      fields: { trigger_kind: 'operator_input', class: 'resume_override', model_reentry: true, matched_waiting_reason: false },
+    },
+  ];
+  it.each(
+    classified.flatMap((row) => [
+      { ...row, where: 'idle', route: WAIT_ROUTE.idle },
+      { ...row, where: 'waiting', route: WAIT_ROUTE.waiting },
+    ]),
+  )('TRIGGER in $where classifies $what with resolveContinuation', ({ route, event, trigger, fields }) => {
     const { actor, emitted } = startContinuation(route);
-    actor.send(MATCHED);
+    actor.send(event);
     const resolution = actor.getSnapshot().context.resolution;
-    expect(resolution).toEqual(resolveContinuation(TASK_RESULT, waitingOn('awaiting_task_result')));
-    expect(resolution).toMatchObject({
-      trigger_kind: 'task_result',
-      class: 'resume_expected_wait',
-      model_reentry: true,
-      matched_waiting_reason: true,
-      prior_waiting_reason: 'awaiting_task_result',
-    });
-    expect(emitted).toEqual([{ type: 'continuation.resolved', resolution }]);
-  });
-
-  it.each([
-    { where: 'idle', route: WAIT_ROUTE.idle },
-    { where: 'waiting', route: WAIT_ROUTE.waiting },
-  ])('TRIGGER in $where classifies a mismatched wait (operator interrupts a task wait)', ({ route }) => {
-    const { actor, emitted } = startContinuation(route);
-    actor.send(MISMATCHED);
-    const resolution = actor.getSnapshot().context.resolution;
-    expect(resolution).toEqual(resolveContinuation(OPERATOR, waitingOn('awaiting_task_result')));
-    expect(resolution).toMatchObject({
-      trigger_kind: 'operator_input',
-      class: 'resume_override',
-      model_reentry: true,
-      matched_waiting_reason: false,
-    });
+    expect(resolution).toEqual(resolveContinuation(trigger, waitingOn('awaiting_task_result')));
+    expect(resolution).toMatchObject(fields);
     expect(emitted).toEqual([{ type: 'continuation.resolved', resolution }]);
   });
 
