@@ -1,7 +1,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Runtime } from '../src/runtime/runtime.js';
-import { LowdbStore, MemoryStore, type RosterEntry, type StoredAgent } from '../src/store/index.js';
+import { LowdbStore, MemoryStore, type Store } from '../src/store/index.js';
 import { Activity } from './lib/activity.js';
 import { openRuntime, scratchDir } from './lib/fixtures.js';
 import { progress, runBenchmark } from './lib/harness.js';
@@ -51,7 +51,7 @@ interface RestartReport {
 async function restartedProcess(dataDir: string, agents: number, wakes: number, seed: number): Promise<RestartReport> {
   collectGarbage();
   const rssBeforeOpen = process.memoryUsage.rss();
-  const store = new TimedStore(dataDir);
+  const store = probeBoot(new LowdbStore({ dataDir }));
   const started = performance.now();
   const runtime = await openRuntime('lowdb', dataDir, { store });
   const readyMs = performance.now() - started;
@@ -84,30 +84,6 @@ async function restartedProcess(dataDir: string, agents: number, wakes: number, 
   activity.close();
   await runtime.close();
   return { readyMs, listRosterMs: store.listRosterMs, loadedAtBoot, rssBeforeOpen, rssReady, heapReady, wakeLatenciesMs: latencies, rssAfterWakes };
-}
-
-/** The lowdb store, timing `listRoster` and counting document loads. */
-class TimedStore extends LowdbStore {
-  listRosterMs = 0;
-  loads = 0;
-
-  constructor(dataDir: string) {
-    super({ dataDir });
-  }
-
-  override async listRoster(): Promise<RosterEntry[]> {
-    const started = performance.now();
-    try {
-      return await super.listRoster();
-    } finally {
-      this.listRosterMs += performance.now() - started;
-    }
-  }
-
-  override loadAgent(agentId: string): Promise<StoredAgent | null> {
-    this.loads += 1;
-    return super.loadAgent(agentId);
-  }
 }
 
 function restart(dataDir: string, seed: number): Promise<RestartReport> {
@@ -151,6 +127,26 @@ async function createAll(runtime: Runtime, activity: Activity): Promise<{ perAge
   return { perAgentMs: (performance.now() - started) / AGENTS, checkpoints };
 }
 
+/** A store that times its `listRoster` calls and counts its document loads (what a boot reads). */
+function probeBoot<S extends Store>(store: S): S & { listRosterMs: number; loads: number } {
+  const probe = Object.assign(store, { listRosterMs: 0, loads: 0 });
+  const listRoster = store.listRoster.bind(store);
+  const loadAgent = store.loadAgent.bind(store);
+  probe.listRoster = async () => {
+    const started = performance.now();
+    try {
+      return await listRoster();
+    } finally {
+      probe.listRosterMs += performance.now() - started;
+    }
+  };
+  probe.loadAgent = (agentId) => {
+    probe.loads += 1;
+    return loadAgent(agentId);
+  };
+  return probe;
+}
+
 /**
  * The runtime's side of a boot at the target size, without creating 100,000 agents: a memory
  * store holds 100,000 agents whose roster entries are copies of a real sleeping agent's (each
@@ -168,7 +164,7 @@ async function rosterBoot(agents: number): Promise<{ readyMs: number; listRoster
   const listed = (await sample.listRoster())[0]?.roster as { trigger_hashes: string[] };
   await donor.close();
 
-  const store = new TimedMemoryStore();
+  const store = probeBoot(new MemoryStore());
   await store.open();
   const lease = await store.acquireLease('roster-boot', 60_000, new Date());
   for (let i = 0; i < agents; i++) {
@@ -185,26 +181,6 @@ async function rosterBoot(agents: number): Promise<{ readyMs: number; listRoster
   if (store.loads > 0) throw new Error(`boot read ${store.loads} documents`);
   await runtime.close();
   return { readyMs, listRosterMs: store.listRosterMs, heapPerAgent };
-}
-
-/** The memory store, timing `listRoster` and counting document loads. */
-class TimedMemoryStore extends MemoryStore {
-  listRosterMs = 0;
-  loads = 0;
-
-  override async listRoster(): Promise<RosterEntry[]> {
-    const started = performance.now();
-    try {
-      return await super.listRoster();
-    } finally {
-      this.listRosterMs += performance.now() - started;
-    }
-  }
-
-  override loadAgent(agentId: string): Promise<StoredAgent | null> {
-    this.loads += 1;
-    return super.loadAgent(agentId);
-  }
 }
 
 /** Least-squares slope of RSS (or the V8 heap) over agents: bytes per sleeping agent. */
