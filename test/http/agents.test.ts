@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AgentStateView, AgentSummary, Snapshot } from '../../src/domain/index.js';
 import {
   AbortRunResponse,
@@ -10,16 +10,9 @@ import {
   TransitionPage,
   TransitionResponse,
 } from '../../src/http/schemas.js';
-import { client, createAgent, expectError, settled as settledAgent, startServer, waitFor, type Client, type TestServer, type Wire } from './helpers.js';
+import { createAgent, expectError, serverSession, settled as settledAgent, waitFor, type Wire } from './helpers.js';
 
-let server: TestServer;
-let api: Client;
-
-beforeAll(async () => {
-  server = await startServer();
-  api = client(server.base);
-});
-afterAll(async () => server.close());
+const { api, server } = serverSession();
 
 const status = async (id: string): Promise<AgentSummary> => (await api.get<AgentSummary>(`/api/agents/${id}/status`)).body;
 /** A fresh agent goes to sleep by itself once idle; tests needing a stable version wait for that. */
@@ -33,7 +26,7 @@ describe('POST /api/control/agents', () => {
     expect(body.agent.identity).toMatchObject({ agent_id: 'create-1', mission: 'watch' });
     expect(body.agent.phase).toBe('active');
     expect(body.external_trigger.delivery_mode).toBe('wake_hint');
-    expect(body.external_trigger.trigger_url).toMatch(new RegExp(`^${server.base}/callbacks/wake/[A-Za-z0-9_-]{16,}$`));
+    expect(body.external_trigger.trigger_url).toMatch(new RegExp(`^${server().base}/callbacks/wake/[A-Za-z0-9_-]{16,}$`));
     const token = String(body.external_trigger.trigger_url).split('/').pop() as string;
     const summary = await api.get(`/api/agents/create-1/status`);
     expect(summary.text).not.toContain(token);

@@ -1,14 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isProtectedRoute } from '../../src/http/auth.js';
-import { call, client, createAgent, expectError, startServer, type TestServer } from './helpers.js';
+import { call, client, createAgent, expectError, serverSession, startServer } from './helpers.js';
 
 const TOKEN = 'correct horse battery staple';
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startServer({ token: TOKEN });
-});
-afterAll(async () => server.close());
+const { server } = serverSession({ token: TOKEN });
 
 describe('bearer mode', () => {
   it('answers 401 unauthorized without a token, with a wrong one or another scheme', async () => {
@@ -22,32 +17,32 @@ describe('bearer mode', () => {
       { authorization: 'Bearer' },
     ];
     for (const headers of attempts) {
-      const reply = await call(server.base, 'GET', '/api/agents/list', { headers });
+      const reply = await call(server().base, 'GET', '/api/agents/list', { headers });
       expectError(reply, 401, 'unauthorized');
       expect(reply.headers.get('www-authenticate')).toBe('Bearer');
     }
-    expectError(await call(server.base, 'POST', '/api/control/agents', { json: {} }), 401, 'unauthorized');
-    expectError(await call(server.base, 'GET', '/api/machines'), 401, 'unauthorized');
+    expectError(await call(server().base, 'POST', '/api/control/agents', { json: {} }), 401, 'unauthorized');
+    expectError(await call(server().base, 'GET', '/api/machines'), 401, 'unauthorized');
   });
 
   it('refuses before anything else: an unauthorised create makes no agent', async () => {
-    const before = await client(server.base, TOKEN).get<{ items: unknown[] }>('/api/agents/list?limit=512');
-    expectError(await call(server.base, 'POST', '/api/control/agents', { json: { agent_id: 'sneaky' } }), 401, 'unauthorized');
-    expectError(await call(server.base, 'POST', '/api/control/agents', { json: { bogus: true } }), 401, 'unauthorized');
-    const after = await client(server.base, TOKEN).get<{ items: unknown[] }>('/api/agents/list?limit=512');
+    const before = await client(server().base, TOKEN).get<{ items: unknown[] }>('/api/agents/list?limit=512');
+    expectError(await call(server().base, 'POST', '/api/control/agents', { json: { agent_id: 'sneaky' } }), 401, 'unauthorized');
+    expectError(await call(server().base, 'POST', '/api/control/agents', { json: { bogus: true } }), 401, 'unauthorized');
+    const after = await client(server().base, TOKEN).get<{ items: unknown[] }>('/api/agents/list?limit=512');
     expect(after.body.items).toEqual(before.body.items);
   });
 
   it('accepts the right token (scheme case-insensitive)', async () => {
-    expect((await call(server.base, 'GET', '/api/agents/list', { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
-    expect((await call(server.base, 'GET', '/api/agents/list', { headers: { authorization: `bearer ${TOKEN}` } })).status).toBe(200);
+    expect((await call(server().base, 'GET', '/api/agents/list', { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    expect((await call(server().base, 'GET', '/api/agents/list', { headers: { authorization: `bearer ${TOKEN}` } })).status).toBe(200);
   });
 
   it('leaves callbacks to their capability and discovery routes open', async () => {
-    const agent = await createAgent(client(server.base, TOKEN));
-    expect((await call(server.base, 'POST', new URL(agent.triggerUrl).pathname, { raw: 'x' })).status).toBe(200);
+    const agent = await createAgent(client(server().base, TOKEN));
+    expect((await call(server().base, 'POST', new URL(agent.triggerUrl).pathname, { raw: 'x' })).status).toBe(200);
     for (const path of ['/handshake', '/healthz', '/readyz', '/openapi.json']) {
-      expect((await call(server.base, 'GET', path)).status).toBe(200);
+      expect((await call(server().base, 'GET', path)).status).toBe(200);
     }
   });
 });

@@ -1,17 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AgentStateView } from '../../src/domain/index.js';
 import { CallbackResponse, TriggerCreatedResponse } from '../../src/http/schemas.js';
-import { call, client, createAgent, expectError, startServer, type Client, type TestServer, type Wire } from './helpers.js';
+import { call, createAgent, expectError, serverSession, type Wire } from './helpers.js';
 
 const CONTROL_TOKEN = 'control-token-for-log-test';
-let server: TestServer;
-let api: Client;
-
-beforeAll(async () => {
-  server = await startServer({ captureLogs: true, token: CONTROL_TOKEN });
-  api = client(server.base, CONTROL_TOKEN);
-});
-afterAll(async () => server.close());
+const { api, server } = serverSession({ captureLogs: true, token: CONTROL_TOKEN });
 
 const path = (url: string): string => new URL(url).pathname;
 const newestSeq = async (id: string): Promise<number> =>
@@ -31,14 +24,14 @@ describe('POST /callbacks/wake/:token', () => {
     ['application/x-www-form-urlencoded', 'a=1&b=2'],
   ])('accepts a raw %s body without the control token', async (contentType, raw) => {
     const agent = await createAgent(api);
-    const reply = await call(server.base, 'POST', path(agent.triggerUrl), { raw, headers: { 'content-type': contentType } });
+    const reply = await call(server().base, 'POST', path(agent.triggerUrl), { raw, headers: { 'content-type': contentType } });
     expect(reply.status, reply.text).toBe(200);
     expect(CallbackResponse.parse(reply.body)).toMatchObject({ agent_id: agent.id, delivery_mode: 'wake_hint' });
   });
 
   it('accepts an empty body without a content type', async () => {
     const agent = await createAgent(api);
-    const reply = await call(server.base, 'POST', path(agent.triggerUrl));
+    const reply = await call(server().base, 'POST', path(agent.triggerUrl));
     expect(reply.status, reply.text).toBe(200);
   });
 
@@ -46,9 +39,9 @@ describe('POST /callbacks/wake/:token', () => {
     const agent = await createAgent(api);
     const token = agent.token;
     const before = await newestSeq(agent.id);
-    const unknown = await call(server.base, 'POST', '/callbacks/wake/not-a-real-token', { raw: 'x' });
+    const unknown = await call(server().base, 'POST', '/callbacks/wake/not-a-real-token', { raw: 'x' });
     expectError(unknown, 403, 'forbidden');
-    const wrongMode = await call(server.base, 'POST', `/callbacks/enqueue/${token}`, { raw: 'x' });
+    const wrongMode = await call(server().base, 'POST', `/callbacks/enqueue/${token}`, { raw: 'x' });
     expectError(wrongMode, 403, 'forbidden');
     expect(wrongMode.text).not.toContain(token);
     expect(await newestSeq(agent.id)).toBe(before);
@@ -56,7 +49,7 @@ describe('POST /callbacks/wake/:token', () => {
 
   it('answers 413 payload_too_large above 256 KiB', async () => {
     const agent = await createAgent(api);
-    const reply = await call(server.base, 'POST', path(agent.triggerUrl), { raw: 'x'.repeat(256 * 1024 + 1), headers: { 'content-type': 'text/plain' } });
+    const reply = await call(server().base, 'POST', path(agent.triggerUrl), { raw: 'x'.repeat(256 * 1024 + 1), headers: { 'content-type': 'text/plain' } });
     expectError(reply, 413, 'payload_too_large');
   });
 });
@@ -65,7 +58,7 @@ describe('POST /callbacks/enqueue/:token', () => {
   it('queues the raw body as an external event with provenance', async () => {
     const agent = await createAgent(api, { config: { turn_runner: 'http_worker' } });
     const url = await enqueueCapability(agent.id);
-    const reply = await call(server.base, 'POST', path(url), { raw: 'incident opened', headers: { 'content-type': 'text/plain' } });
+    const reply = await call(server().base, 'POST', path(url), { raw: 'incident opened', headers: { 'content-type': 'text/plain' } });
     expect(reply.status, reply.text).toBe(200);
     const result = CallbackResponse.parse(reply.body);
     expect(result).toMatchObject({ disposition: 'enqueued', message_id: expect.any(String) });
@@ -81,14 +74,14 @@ describe('POST /callbacks/enqueue/:token', () => {
 describe('token hygiene', () => {
   it('never writes a capability token or the control token to the log', async () => {
     const agent = await createAgent(api);
-    await call(server.base, 'POST', path(agent.triggerUrl), { raw: 'x' });
-    await call(server.base, 'POST', `/callbacks/enqueue/${agent.token}`, { raw: 'x' });
-    await call(server.base, 'POST', `/callbacks/wake/${agent.token}/extra`, { raw: 'x' });
-    await call(server.base, 'POST', path(agent.triggerUrl), { raw: 'x'.repeat(300 * 1024) });
+    await call(server().base, 'POST', path(agent.triggerUrl), { raw: 'x' });
+    await call(server().base, 'POST', `/callbacks/enqueue/${agent.token}`, { raw: 'x' });
+    await call(server().base, 'POST', `/callbacks/wake/${agent.token}/extra`, { raw: 'x' });
+    await call(server().base, 'POST', path(agent.triggerUrl), { raw: 'x'.repeat(300 * 1024) });
     await api.get('/api/agents/list');
-    await call(server.base, 'GET', '/api/agents/list', { headers: { authorization: `Bearer ${CONTROL_TOKEN}-wrong` } });
-    const log = server.logs.join('\n');
-    expect(server.logs.length).toBeGreaterThan(0);
+    await call(server().base, 'GET', '/api/agents/list', { headers: { authorization: `Bearer ${CONTROL_TOKEN}-wrong` } });
+    const log = server().logs.join('\n');
+    expect(server().logs.length).toBeGreaterThan(0);
     expect(log).toContain('/callbacks/wake/[redacted]');
     expect(log).not.toContain(agent.token);
     expect(log).not.toContain(CONTROL_TOKEN);

@@ -1,16 +1,11 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/index.js';
 import { buildApp } from '../../src/http/app.js';
 import type { RuntimeApi } from '../../src/runtime/api.js';
-import { call, client, createAgent, expectError, startServer, type TestServer } from './helpers.js';
+import { call, client, createAgent, expectError, serverSession } from './helpers.js';
 
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => server.close());
+const { server } = serverSession();
 
 /** The real runtime with some methods replaced. */
 function patched(runtime: RuntimeApi, methods: Partial<Record<keyof RuntimeApi, unknown>>): RuntimeApi {
@@ -31,44 +26,44 @@ function rawRequest(port: number, text: string): Promise<string> {
 
 describe('the error envelope', () => {
   it('answers invalid JSON with 400 invalid_json', async () => {
-    const agent = await createAgent(client(server.base));
+    const agent = await createAgent(client(server().base));
     const path = `/api/control/agents/${agent.id}/wake`;
     const headers = { 'content-type': 'application/json' };
-    expectError(await call(server.base, 'POST', path, { raw: '{"reason":', headers }), 400, 'invalid_json');
-    expectError(await call(server.base, 'POST', path, { raw: '', headers }), 400, 'invalid_json');
-    expectError(await call(server.base, 'POST', path, { raw: '{"__proto__":{"x":1},"reason":"r"}', headers }), 400, 'invalid_json');
+    expectError(await call(server().base, 'POST', path, { raw: '{"reason":', headers }), 400, 'invalid_json');
+    expectError(await call(server().base, 'POST', path, { raw: '', headers }), 400, 'invalid_json');
+    expectError(await call(server().base, 'POST', path, { raw: '{"__proto__":{"x":1},"reason":"r"}', headers }), 400, 'invalid_json');
   });
 
   it('answers bodies over 256 KiB with 413 payload_too_large', async () => {
-    const reply = await call(server.base, 'POST', '/api/control/agents', { json: { mission: 'x'.repeat(256 * 1024) } });
+    const reply = await call(server().base, 'POST', '/api/control/agents', { json: { mission: 'x'.repeat(256 * 1024) } });
     expectError(reply, 413, 'payload_too_large');
   });
 
   it('answers unsupported or wrong content types with 400 invalid_request', async () => {
-    const agent = await createAgent(client(server.base));
+    const agent = await createAgent(client(server().base));
     const path = `/api/control/agents/${agent.id}/wake`;
-    expectError(await call(server.base, 'POST', path, { raw: '<reason/>', headers: { 'content-type': 'application/xml' } }), 400, 'invalid_request');
-    expectError(await call(server.base, 'POST', path, { raw: 'reason=x', headers: { 'content-type': 'text/plain' } }), 400, 'invalid_request');
-    expectError(await call(server.base, 'POST', path, { raw: '{"reason":"x"}', headers: { 'content-type': '' } }), 400, 'invalid_request');
+    expectError(await call(server().base, 'POST', path, { raw: '<reason/>', headers: { 'content-type': 'application/xml' } }), 400, 'invalid_request');
+    expectError(await call(server().base, 'POST', path, { raw: 'reason=x', headers: { 'content-type': 'text/plain' } }), 400, 'invalid_request');
+    expectError(await call(server().base, 'POST', path, { raw: '{"reason":"x"}', headers: { 'content-type': '' } }), 400, 'invalid_request');
   });
 
   it('names every failing path in details', async () => {
-    const reply = await call(server.base, 'POST', '/api/control/agents', { json: { agent_id: 5, mission: [], extra: 1 } });
+    const reply = await call(server().base, 'POST', '/api/control/agents', { json: { agent_id: 5, mission: [], extra: 1 } });
     expectError(reply, 400, 'invalid_request');
     const issues = (reply.body as { error: { details: { issues: Array<{ path: string }> } } }).error.details.issues;
     expect(issues.map((issue) => issue.path).sort()).toEqual(['body', 'body/agent_id', 'body/mission']);
   });
 
   it('answers unknown routes and methods with the 404 envelope, never echoing a callback token', async () => {
-    expectError(await call(server.base, 'GET', '/api/nothing'), 404, 'route_not_found');
-    expectError(await call(server.base, 'PUT', '/api/agents/list'), 404, 'route_not_found');
-    const callback = await call(server.base, 'GET', '/callbacks/wake/supersecrettoken');
+    expectError(await call(server().base, 'GET', '/api/nothing'), 404, 'route_not_found');
+    expectError(await call(server().base, 'PUT', '/api/agents/list'), 404, 'route_not_found');
+    const callback = await call(server().base, 'GET', '/callbacks/wake/supersecrettoken');
     expectError(callback, 404, 'route_not_found');
     expect(callback.text).not.toContain('supersecrettoken');
   });
 
   it('answers a malformed request line or URL with the envelope too', async () => {
-    const port = Number(new URL(server.base).port);
+    const port = Number(new URL(server().base).port);
     const badLine = await rawRequest(port, 'NOT A REQUEST\r\n\r\n');
     expect(badLine).toMatch(/^HTTP\/1\.1 400/);
     expect(badLine).toContain('"code":"invalid_request"');
@@ -79,7 +74,7 @@ describe('the error envelope', () => {
 
   it('maps domain errors to their status and retryable flag', async () => {
     const app = await buildApp({
-      runtime: patched(server.runtime, {
+      runtime: patched(server().runtime, {
         getSummary: async () => {
           throw new DomainError('store_unavailable', 'disk on fire');
         },
@@ -94,7 +89,7 @@ describe('the error envelope', () => {
 
   it('answers unknown failures and responses that break their schema with 500 internal_error, leaking nothing', async () => {
     const app = await buildApp({
-      runtime: patched(server.runtime, {
+      runtime: patched(server().runtime, {
         getSummary: async () => {
           throw new Error('secret detail at /srv/holon/private.key');
         },

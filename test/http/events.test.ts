@@ -1,15 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AgentEvent, EventsPage } from '../../src/domain/index.js';
-import { call, client, createAgent, expectError, openStream, settled, startServer, waitFor, type Client, type SseReader, type TestServer } from './helpers.js';
+import { call, client, createAgent, expectError, openStream, serverSession, settled, type SseReader, startServer, waitFor } from './helpers.js';
 
-let server: TestServer;
-let api: Client;
-
-beforeAll(async () => {
-  server = await startServer({ sseHeartbeatMs: 50 });
-  api = client(server.base);
-});
-afterAll(async () => server.close());
+const { api, server } = serverSession({ sseHeartbeatMs: 50 });
 
 const page = async (id: string, query = ''): Promise<EventsPage> => {
   const reply = await api.get(`/api/agents/${id}/events${query}`);
@@ -78,7 +71,7 @@ describe('GET /api/agents/:id/events/stream', () => {
     const agent = await createAgent(api, { config: { turn_runner: 'http_worker' } });
     const received: AgentEvent[] = [];
 
-    const first = await openStream(server.base, `/api/agents/${agent.id}/events/stream?after_seq=0`);
+    const first = await openStream(server().base, `/api/agents/${agent.id}/events/stream?after_seq=0`);
     await readUntil(first, 2, received);
     await poke(agent.id, 2);
     await readUntil(first, received.at(-1)!.event_seq + 1, received);
@@ -86,7 +79,7 @@ describe('GET /api/agents/:id/events/stream', () => {
 
     await poke(agent.id, 3); // committed while nobody listens
     const lastId = String(received.at(-1)!.event_seq);
-    const second = await openStream(server.base, `/api/agents/${agent.id}/events/stream`, { 'last-event-id': lastId });
+    const second = await openStream(server().base, `/api/agents/${agent.id}/events/stream`, { 'last-event-id': lastId });
     const missed = (await page(agent.id, '?order=desc&limit=1')).newest_seq;
     await readUntil(second, missed, received);
     await poke(agent.id, 2); // and live again
@@ -107,13 +100,13 @@ describe('GET /api/agents/:id/events/stream', () => {
     const agent = await createAgent(api, { config: { turn_runner: 'http_worker' } });
     await poke(agent.id, 1);
     const newest = (await page(agent.id, '?order=desc&limit=1')).newest_seq;
-    const fromCursor = await openStream(server.base, `/api/agents/${agent.id}/events/stream?after_seq=${newest - 1}`);
+    const fromCursor = await openStream(server().base, `/api/agents/${agent.id}/events/stream?after_seq=${newest - 1}`);
     const got: AgentEvent[] = [];
     await readUntil(fromCursor, newest, got);
     expect(got.map((e) => e.event_seq)).toEqual([newest]);
     await fromCursor.close();
 
-    const tail = await openStream(server.base, `/api/agents/${agent.id}/events/stream`);
+    const tail = await openStream(server().base, `/api/agents/${agent.id}/events/stream`);
     await poke(agent.id, 1);
     const live: AgentEvent[] = [];
     await readUntil(tail, newest + 1, live);
@@ -123,7 +116,7 @@ describe('GET /api/agents/:id/events/stream', () => {
 
   it('sends heartbeat comments while idle', async () => {
     const agent = await createAgent(api, { config: { turn_runner: 'http_worker' } });
-    const reader = await openStream(server.base, `/api/agents/${agent.id}/events/stream`);
+    const reader = await openStream(server().base, `/api/agents/${agent.id}/events/stream`);
     await waitFor(async () => {
       await reader.next(60).catch(() => null); // events of the agent settling may still arrive
       return reader.comments.includes('heartbeat');
@@ -137,14 +130,14 @@ describe('GET /api/agents/:id/events/stream', () => {
     // Asleep, so no event lands between reading newest_seq and the requests (newest + 1 would then exist).
     await settled(api, agent.id);
     const newest = (await page(agent.id, '?order=desc&limit=1')).newest_seq;
-    const ahead = await call(server.base, 'GET', `/api/agents/${agent.id}/events/stream?after_seq=${newest + 100}`, {
+    const ahead = await call(server().base, 'GET', `/api/agents/${agent.id}/events/stream?after_seq=${newest + 100}`, {
       headers: { accept: 'text/event-stream' },
     });
     expectError(ahead, 404, 'cursor_not_found');
     expect(ahead.headers.get('content-type')).toContain('application/json');
     expect(ahead.body).toMatchObject({ error: { details: { newest_seq: newest } } });
     expectError(
-      await call(server.base, 'GET', `/api/agents/${agent.id}/events/stream`, { headers: { 'last-event-id': String(newest + 1) } }),
+      await call(server().base, 'GET', `/api/agents/${agent.id}/events/stream`, { headers: { 'last-event-id': String(newest + 1) } }),
       404,
       'cursor_not_found',
     );
@@ -152,11 +145,11 @@ describe('GET /api/agents/:id/events/stream', () => {
 
   it('answers 400 for a malformed cursor, 404 for an unknown agent, 406 for a client refusing SSE', async () => {
     const agent = await createAgent(api);
-    expectError(await call(server.base, 'GET', `/api/agents/${agent.id}/events/stream`, { headers: { 'last-event-id': 'abc' } }), 400, 'invalid_request');
-    expectError(await call(server.base, 'GET', `/api/agents/${agent.id}/events/stream?after_seq=x`), 400, 'invalid_request');
-    expectError(await call(server.base, 'GET', '/api/agents/nobody/events/stream'), 404, 'agent_not_found');
+    expectError(await call(server().base, 'GET', `/api/agents/${agent.id}/events/stream`, { headers: { 'last-event-id': 'abc' } }), 400, 'invalid_request');
+    expectError(await call(server().base, 'GET', `/api/agents/${agent.id}/events/stream?after_seq=x`), 400, 'invalid_request');
+    expectError(await call(server().base, 'GET', '/api/agents/nobody/events/stream'), 404, 'agent_not_found');
     expectError(
-      await call(server.base, 'GET', `/api/agents/${agent.id}/events/stream`, { headers: { accept: 'application/json' } }),
+      await call(server().base, 'GET', `/api/agents/${agent.id}/events/stream`, { headers: { accept: 'application/json' } }),
       406,
       'not_acceptable',
     );
@@ -167,7 +160,7 @@ describe('GET /api/events/stream', () => {
   it('streams live events of every agent', async () => {
     const one = await createAgent(api, { config: { turn_runner: 'http_worker' } });
     const two = await createAgent(api, { config: { turn_runner: 'http_worker' } });
-    const reader = await openStream(server.base, '/api/events/stream');
+    const reader = await openStream(server().base, '/api/events/stream');
     await poke(one.id, 1);
     await poke(two.id, 1);
     const seen = new Set<string>();
@@ -178,7 +171,7 @@ describe('GET /api/events/stream', () => {
       if (event.type === 'work_item_created') seen.add(event.agent_id);
     }
     await reader.close();
-    expectError(await call(server.base, 'GET', '/api/events/stream', { headers: { accept: 'text/html' } }), 406, 'not_acceptable');
+    expectError(await call(server().base, 'GET', '/api/events/stream', { headers: { accept: 'text/html' } }), 406, 'not_acceptable');
   });
 });
 

@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Readiness } from '../../src/domain/index.js';
 import { buildApp } from '../../src/http/app.js';
 import { HandshakeResponse, HealthResponse } from '../../src/http/schemas.js';
 import type { RuntimeApi } from '../../src/runtime/api.js';
-import { call, expectError, startServer, type TestServer, type Wire } from './helpers.js';
+import { call, expectError, serverSession, type Wire } from './helpers.js';
 
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => server.close());
+const { server } = serverSession();
 
 /** The real runtime with `readiness` replaced. */
 function withReadiness(runtime: RuntimeApi, override: (real: Readiness) => Readiness): RuntimeApi {
@@ -21,7 +16,7 @@ function withReadiness(runtime: RuntimeApi, override: (real: Readiness) => Readi
 
 describe('discovery and health', () => {
   it('GET /handshake names the protocol, the auth mode and the runtime', async () => {
-    const reply = await call<Wire<typeof HandshakeResponse>>(server.base, 'GET', '/handshake');
+    const reply = await call<Wire<typeof HandshakeResponse>>(server().base, 'GET', '/handshake');
     expect(reply.status).toBe(200);
     const handshake = HandshakeResponse.parse(reply.body);
     expect(handshake).toMatchObject({
@@ -33,13 +28,13 @@ describe('discovery and health', () => {
   });
 
   it('GET /healthz answers 200 while serving', async () => {
-    const reply = await call(server.base, 'GET', '/healthz');
+    const reply = await call(server().base, 'GET', '/healthz');
     expect(reply.status).toBe(200);
     expect(HealthResponse.parse(reply.body).ok).toBe(true);
   });
 
   it('GET /readyz reports the lease, the store and progress', async () => {
-    const reply = await call(server.base, 'GET', '/readyz');
+    const reply = await call(server().base, 'GET', '/readyz');
     expect(reply.status).toBe(200);
     expect(Readiness.parse(reply.body)).toMatchObject({ ok: true, lease: { held: true }, dependencies: { store: { ok: true, kind: 'lowdb' } } });
   });
@@ -50,7 +45,7 @@ describe('discovery and health', () => {
       [(r: Readiness): Readiness => ({ ...r, ok: false, lease: { ...r.lease, held: false } }), 'lease_lost'],
     ] as const;
     for (const [override, code] of cases) {
-      const app = await buildApp({ runtime: withReadiness(server.runtime, override), auth: {} });
+      const app = await buildApp({ runtime: withReadiness(server().runtime, override), auth: {} });
       const reply = await app.inject({ method: 'GET', url: '/readyz' });
       await app.close();
       const body = reply.json();
@@ -60,7 +55,7 @@ describe('discovery and health', () => {
   });
 
   it('GET /openapi.json answers without a token even in bearer mode; /api does not', async () => {
-    const app = await buildApp({ runtime: server.runtime, auth: { token: 's3cret' } });
+    const app = await buildApp({ runtime: server().runtime, auth: { token: 's3cret' } });
     for (const url of ['/handshake', '/healthz', '/readyz', '/openapi.json']) {
       expect((await app.inject({ method: 'GET', url })).statusCode).toBe(200);
     }
@@ -71,6 +66,6 @@ describe('discovery and health', () => {
   });
 
   it('answers unknown routes with the 404 envelope', async () => {
-    expectError(await call(server.base, 'GET', '/nowhere'), 404, 'route_not_found');
+    expectError(await call(server().base, 'GET', '/nowhere'), 404, 'route_not_found');
   });
 });

@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { Writable } from 'node:stream';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { z } from 'zod';
 import { CreateAgentResponse } from '../../src/http/schemas.js';
 import { buildApp } from '../../src/http/app.js';
@@ -107,22 +107,40 @@ export async function call<T = unknown>(base: string, method: string, path: stri
   return { status: response.status, headers: response.headers, text, body: parsed as T };
 }
 
-/** A small client bound to one server (and optionally a bearer token). */
-export function client(base: string, token?: string) {
+/** A small client bound to one server (and optionally a bearer token); `base` may be resolved at each call. */
+export function client(baseOf: string | (() => string), token?: string) {
+  const at = (): string => (typeof baseOf === 'string' ? baseOf : baseOf());
   const auth = (headers: Record<string, string> = {}): Record<string, string> =>
     token === undefined ? headers : { authorization: `Bearer ${token}`, ...headers };
   return {
-    get: <T = unknown>(path: string, headers?: Record<string, string>) => call<T>(base, 'GET', path, { headers: auth(headers) }),
+    get: <T = unknown>(path: string, headers?: Record<string, string>) => call<T>(at(), 'GET', path, { headers: auth(headers) }),
     post: <T = unknown>(path: string, json?: unknown, headers?: Record<string, string>) =>
-      call<T>(base, 'POST', path, { ...(json === undefined ? {} : { json }), headers: auth(headers) }),
+      call<T>(at(), 'POST', path, { ...(json === undefined ? {} : { json }), headers: auth(headers) }),
     patch: <T = unknown>(path: string, json?: unknown, headers?: Record<string, string>) =>
-      call<T>(base, 'PATCH', path, { ...(json === undefined ? {} : { json }), headers: auth(headers) }),
-    delete: <T = unknown>(path: string, headers?: Record<string, string>) => call<T>(base, 'DELETE', path, { headers: auth(headers) }),
+      call<T>(at(), 'PATCH', path, { ...(json === undefined ? {} : { json }), headers: auth(headers) }),
+    delete: <T = unknown>(path: string, headers?: Record<string, string>) => call<T>(at(), 'DELETE', path, { headers: auth(headers) }),
     raw: <T = unknown>(method: string, path: string, options: CallOptions = {}) =>
-      call<T>(base, method, path, { ...options, headers: auth(options.headers) }),
+      call<T>(at(), method, path, { ...options, headers: auth(options.headers) }),
   };
 }
 export type Client = ReturnType<typeof client>;
+
+/**
+ * One server for a test file: started before its tests, closed after them. `api` is usable at
+ * once (it resolves the server's address per call); `server()` is the running server.
+ */
+export function serverSession(options: StartOptions = {}): { api: Client; server: () => TestServer } {
+  let running: TestServer | undefined;
+  const server = (): TestServer => {
+    if (!running) throw new Error('the server starts in beforeAll: use it inside a test or hook');
+    return running;
+  };
+  beforeAll(async () => {
+    running = await startServer(options);
+  });
+  afterAll(async () => running?.close());
+  return { api: client(() => server().base, options.token), server };
+}
 
 export interface CreatedAgent {
   id: string;

@@ -1,17 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ActorNode } from '../../src/domain/index.js';
 import { MachineDetail, MachineList } from '../../src/http/schemas.js';
 import { machines } from '../../machines/index.js';
-import { client, createAgent, expectError, startServer, type Client, type TestServer, type Wire } from './helpers.js';
+import { createAgent, expectError, serverSession, type Wire } from './helpers.js';
 
-let server: TestServer;
-let api: Client;
-
-beforeAll(async () => {
-  server = await startServer();
-  api = client(server.base);
-});
-afterAll(async () => server.close());
+const { api, server } = serverSession();
 
 describe('statecharts', () => {
   it('lists every machine with state and transition counts', async () => {

@@ -1,16 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TaskOutputResult } from '../../src/domain/index.js';
 import { TaskInputResponse, TaskPage, TaskStatusResponse, TaskStatusView, TaskStopResponse } from '../../src/http/schemas.js';
-import { call, client, createAgent, expectError, settled, startServer, waitFor, type Client, type TestServer, type Wire } from './helpers.js';
+import { call, createAgent, expectError, serverSession, settled, waitFor, type Wire } from './helpers.js';
 
-let server: TestServer;
-let api: Client;
-
-beforeAll(async () => {
-  server = await startServer();
-  api = client(server.base);
-});
-afterAll(async () => server.close());
+const { api, server } = serverSession();
 
 type Task = Wire<typeof TaskStatusView>;
 
@@ -48,7 +41,7 @@ describe('command tasks', () => {
     const result = TaskOutputResult.parse(output.body);
     expect(result).toMatchObject({ task_id: task.id, status: 'completed', truncated: true, output_bytes: 12 });
     expect(result.output_preview.length).toBeLessThanOrEqual(5);
-    const artifact = await call(server.base, 'GET', `/api/agents/${agent.id}/tasks/${task.id}/artifact`);
+    const artifact = await call(server().base, 'GET', `/api/agents/${agent.id}/tasks/${task.id}/artifact`);
     expect(artifact.status).toBe(200);
     expect(artifact.headers.get('content-type')).toContain('application/octet-stream');
     expect(artifact.text).toBe('hello\nworld\n');
@@ -78,7 +71,7 @@ describe('command tasks', () => {
     expect(input.status, input.text).toBe(200);
     expect(TaskInputResponse.parse(input.body)).toMatchObject({ accepted_input: true, bytes_written: 5 });
     await finished(agent.id, reader.id);
-    const artifact = await call(server.base, 'GET', `/api/agents/${agent.id}/tasks/${reader.id}/artifact`);
+    const artifact = await call(server().base, 'GET', `/api/agents/${agent.id}/tasks/${reader.id}/artifact`);
     expect(artifact.text).toContain('got:ping');
 
     const deaf = await exec(agent.id, { cmd: 'sleep 20' });

@@ -1,16 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TimerRecord } from '../../src/domain/index.js';
 import { TimerPage, TimerResponse } from '../../src/http/schemas.js';
-import { client, createAgent, expectError, startServer, waitFor, type Client, type TestServer, type Wire } from './helpers.js';
+import { createAgent, expectError, serverSession, waitFor, type Wire } from './helpers.js';
 
-let server: TestServer;
-let api: Client;
-
-beforeAll(async () => {
-  server = await startServer();
-  api = client(server.base);
-});
-afterAll(async () => server.close());
+const { api, server } = serverSession();
 
 describe('timers', () => {
   it('creates, lists, reads and cancels a durable timer', async () => {

@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AgentSummary } from '../../src/domain/index.js';
 import { CallbackResponse, TriggerCreatedResponse, TriggerResponse } from '../../src/http/schemas.js';
-import { call, client, createAgent, expectError, startServer, type Client, type TestServer, type Wire } from './helpers.js';
+import { call, createAgent, expectError, serverSession, type Wire } from './helpers.js';
 
-let server: TestServer;
-let api: Client;
-
-beforeAll(async () => {
-  server = await startServer();
-  api = client(server.base);
-});
-afterAll(async () => server.close());
+const { api, server } = serverSession();
 
 type Created = Wire<typeof TriggerCreatedResponse>;
 const deliver = (url: string, raw = 'ping') =>
-  call(server.base, 'POST', new URL(url).pathname, { raw, headers: { 'content-type': 'text/plain' } });
+  call(server().base, 'POST', new URL(url).pathname, { raw, headers: { 'content-type': 'text/plain' } });
 
 describe('external triggers', () => {
   it('mints a capability URL shown once, which then delivers', async () => {
@@ -23,7 +16,7 @@ describe('external triggers', () => {
     expect(reply.status, reply.text).toBe(201);
     const created = TriggerCreatedResponse.parse(reply.body);
     expect(created.trigger).toMatchObject({ delivery_mode: 'enqueue_message', status: 'active' });
-    expect(created.trigger_url).toMatch(new RegExp(`^${server.base}/callbacks/enqueue/[A-Za-z0-9_-]+$`));
+    expect(created.trigger_url).toMatch(new RegExp(`^${server().base}/callbacks/enqueue/[A-Za-z0-9_-]+$`));
     const token = String(created.trigger_url).split('/').pop() as string;
     const summary = await api.get<AgentSummary>(`/api/agents/${agent.id}/status`);
     expect(summary.body.active_external_triggers.map((t) => t.id)).toContain(created.trigger.id);

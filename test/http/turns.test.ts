@@ -1,16 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { shutdownTracker } from '../../src/http/app.js';
 import { TurnClaimResponse, TurnCompleteResponse, TurnHeartbeatResponse } from '../../src/http/schemas.js';
-import { call, client, createAgent, expectError, startServer, waitFor, type Client, type TestServer, type Wire } from './helpers.js';
+import { call, createAgent, expectError, serverSession, startServer, waitFor, type Wire } from './helpers.js';
 
-let server: TestServer;
-let api: Client;
-
-beforeAll(async () => {
-  server = await startServer();
-  api = client(server.base);
-});
-afterAll(async () => server.close());
+const { api, server } = serverSession();
 
 type Offer = Wire<typeof TurnClaimResponse>;
 
@@ -73,7 +66,7 @@ describe('turn workers', () => {
   it('releases a long poll whose client went away: the next claim gets the turn', async () => {
     const agent = await createAgent(api, { config: { turn_runner: 'http_worker' } });
     const controller = new AbortController();
-    const abandoned = fetch(`${server.base}/api/control/turns/claim`, {
+    const abandoned = fetch(`${server().base}/api/control/turns/claim`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ agent_ids: [agent.id], wait_ms: 60_000 }),

@@ -1,15 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WaitResponse } from '../../src/http/schemas.js';
-import { client, createAgent, expectError, startServer, type Client, type TestServer, type Wire } from './helpers.js';
+import { createAgent, expectError, serverSession, type Wire } from './helpers.js';
 
-let server: TestServer;
-let api: Client;
-
-beforeAll(async () => {
-  server = await startServer();
-  api = client(server.base);
-});
-afterAll(async () => server.close());
+const { api, server } = serverSession();
 
 describe('waits', () => {
   it('creates a wait, replaces it with the next one and cancels', async () => {
