@@ -16,3 +16,4 @@ export * from './facts.js';
 export * from './requests.js';
 export * from './views.js';
 export * from './turn.js';
+export * from './clone-json.js';

@@ -11,7 +11,7 @@ import {
   TRANSITIONAL_PHASES,
 } from '../domain/index.js';
 import type { NewEvent, Store } from '../store/store.js';
-import { AgentDoc, copyDoc, prune } from './agent-doc.js';
+import { addTransition, AgentDoc, copyDoc, prune } from './agent-doc.js';
 import type { Clock } from './clock.js';
 import { newId } from './clock.js';
 import type { EventBus } from './event-bus.js';
@@ -245,7 +245,7 @@ export class Tx {
     };
     this.carryProtocol(record, labels.phase);
     this.doc.transition_count = record.seq;
-    this.doc.transitions[record.transition_id] = record;
+    addTransition(this.doc, record);
     this.doc.state.state_version += 1;
     this.doc.state.status = labels.status;
     this.doc.state.phase = labels.phase;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   AgentConfig,
+  cloneJson,
   AgentIdentity,
   AgentState,
   ClosureDecision,
@@ -87,15 +88,15 @@ const settledEffect = (e: AgentDoc['effects'][number]) => e.status !== 'started'
 /**
  * A copy of a document that either side may mutate. Transition records, snapshots, the machine
  * snapshot, and settled messages, finished tasks and settled effects are never edited once
- * written (they are added, dropped or replaced whole), so the copy shares them; only their
- * containers and everything else are copied. They are most of an agent's document, and copying
- * them deep on every operation was most of the runtime's CPU time. Code that edits one of them in
- * place would change committed state: replace it instead (test/runtime/committed-docs.test.ts).
+ * written (they are added, dropped or replaced whole), so the copy shares them; the transition and
+ * snapshot containers are shared too, because the only code that adds to them replaces them
+ * (`addTransition`, `addSnapshot`). Everything else is copied. Copying deep on every operation
+ * was most of the runtime's CPU time. Code that edits a shared part in place would change
+ * committed state: replace it instead (test/runtime/committed-docs.test.ts).
  */
 export function copyDoc(doc: AgentDoc): AgentDoc {
   const { transitions, snapshots, machine, queue, tasks, effects, ...rest } = doc;
-  // One structuredClone call (each has a fixed cost), its result completed in place.
-  const [copy, openMessages, openTasks, openEffects] = structuredClone([
+  const [copy, openMessages, openTasks, openEffects] = cloneJson([
     rest,
     queue.filter((m) => !settledMessage(m)),
     tasks.filter((t) => !finishedTask(t)),
@@ -105,9 +106,19 @@ export function copyDoc(doc: AgentDoc): AgentDoc {
   copy.tasks = sharingSettled(tasks, finishedTask, openTasks);
   copy.effects = sharingSettled(effects, settledEffect, openEffects);
   copy.machine = machine;
-  copy.transitions = { ...transitions };
-  copy.snapshots = [...snapshots];
+  copy.transitions = transitions;
+  copy.snapshots = snapshots;
   return copy;
+}
+
+/** Records a committed transition in `doc` without editing a container a committed document may share. */
+export function addTransition(doc: AgentDoc, record: AgentDoc['transitions'][string]): void {
+  doc.transitions = { ...doc.transitions, [record.transition_id]: record };
+}
+
+/** Keeps a snapshot in `doc` without editing a container a committed document may share. */
+export function addSnapshot(doc: AgentDoc, snapshot: Snapshot): void {
+  doc.snapshots = [...doc.snapshots, snapshot];
 }
 
 /** `items` with each unsettled one replaced by its copy, in order. */
@@ -135,8 +146,8 @@ export function prune(doc: AgentDoc): void {
   if (doc.recent_keys.length > RECENT_KEYS_LIMIT) doc.recent_keys = doc.recent_keys.slice(-RECENT_KEYS_LIMIT);
   // Every record is in the event log; the document keeps the recent ones, plus those a client
   // named (their transition_id must replay), so it does not grow with the agent's age.
+  if (countUpTo(doc.transitions, RECENT_TRANSITIONS_KEPT + 1) <= RECENT_TRANSITIONS_KEPT) return;
   const records = Object.values(doc.transitions);
-  if (records.length <= RECENT_TRANSITIONS_KEPT) return;
   records.sort((a, b) => a.seq - b.seq);
   const recent = new Set(records.slice(-RECENT_TRANSITIONS_KEPT).map((t) => t.transition_id));
   // Ids the runtime minted (`tr_…`) are never replayed; a client's must keep answering with its record.
@@ -144,6 +155,13 @@ export function prune(doc: AgentDoc): void {
   for (const id of operators) recent.add(id);
   if (recent.size === records.length) return;
   doc.transitions = Object.fromEntries(records.filter((t) => recent.has(t.transition_id)).map((t) => [t.transition_id, t]));
+}
+
+/** The number of keys of `record`, counted no further than `limit` (no array is built). */
+function countUpTo(record: object, limit: number): number {
+  let count = 0;
+  for (const _ in record) if (++count >= limit) break;
+  return count;
 }
 
 /** `items` without its oldest entries that match `settled`, beyond the newest `kept` of them. */

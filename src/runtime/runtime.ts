@@ -67,7 +67,7 @@ import {
 } from '../domain/index.js';
 import type { Lease, Store } from '../store/store.js';
 import { createStore } from '../store/index.js';
-import type { AgentDoc } from './agent-doc.js';
+import { addSnapshot, type AgentDoc } from './agent-doc.js';
 import { AgentCell, parseDoc, statePath, type CellEnv, type EffectRequest, type Tx } from './agent-cell.js';
 import type { CallbackBody, MutationOptions, Page, RuntimeApi } from './api.js';
 import { hashToken, mintToken, tokenMatches } from './capability.js';
@@ -766,7 +766,7 @@ export class Runtime implements RuntimeApi {
 
   private takeSnapshotInto(tx: Tx, kind: Snapshot['kind']): Snapshot {
     const snapshot = buildSnapshot(tx.doc, kind, { fencingToken: this.fencingToken(), holder: this.nodeId, now: tx.now });
-    tx.doc.snapshots.push(snapshot);
+    addSnapshot(tx.doc, snapshot);
     tx.emit('snapshot_taken', { snapshot_id: snapshot.snapshot_id, kind, checksum: snapshot.recovery.checksum });
     return snapshot;
   }

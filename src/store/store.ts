@@ -43,7 +43,8 @@ export interface Commit {
   expected_version: number | null;
   /**
    * The whole new document (documents are small: per agent, pruned by the runtime). The store owns
-   * `doc` after commit; the caller must not mutate it.
+   * `doc` after commit; the caller must not mutate it or any object in it (the next document may
+   * share them: the lowdb store reuses their JSON by identity).
    */
   doc: unknown;
   /** Appended to the agent's event log with dense, consecutive `event_seq` values. */

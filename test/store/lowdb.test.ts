@@ -328,6 +328,44 @@ describe('lowdb store on disk', () => {
       expect(segmentLines).toBe(1500);
     });
 
+    it('logs only the fields a commit changed once it holds the version before, and recovers them over a record or doc.json', async () => {
+      const dataDir = await dirs.make();
+      const live = await openStore(dataDir, false);
+      const lease = await live.acquireLease('a', TTL_MS, T0);
+      const history = { big: 'x'.repeat(4000) };
+      const walText = async (dir: string) => (await Promise.all((await walFiles(dir)).map((f) => readFile(join(dir, 'wal', f), 'latin1')))).join('');
+      await live.commit(commitOf(lease, 'agent-1', null, { history, n: 1 }, newEvents(1)));
+      await live.checkpoint();
+      // Versions 2 and 3 share `history` with version 1: the log holds only what changed.
+      await live.commit(commitOf(lease, 'agent-1', 1, { history, n: 2 }, newEvents(1)));
+      await live.commit(commitOf(lease, 'agent-1', 2, { history, n: 3, added: [1] }, newEvents(1)));
+      const logged = await walText(dataDir);
+      expect(logged).not.toContain(history.big);
+      expect(logged.match(/"p":\{/g)).toHaveLength(2);
+      const expected = { version: 3, doc: { history, n: 3, added: [1] }, last_event_seq: 3 };
+
+      // Over doc.json (version 1), by a reader and by the next writer.
+      const image = await crashImage(dataDir);
+      expect(await (await CommittedView.read(image)).agent('agent-1')).toMatchObject({ version: 3, doc: expected.doc });
+      const recovered = await openStore(image);
+      expect(await recovered.loadAgent('agent-1')).toEqual(expected);
+      expect(JSON.parse(await readFile(join(image, 'agents', 'agent-1', 'doc.json'), 'utf8'))).toMatchObject({ version: 3, doc: expected.doc });
+
+      // Over an earlier whole record: an evicted agent's next commit logs its whole document.
+      live.evictAgent('agent-1');
+      await live.commit(commitOf(lease, 'agent-1', 3, { history, n: 4, added: [1] }));
+      await live.commit(commitOf(lease, 'agent-1', 4, { history, n: 5, added: [1] }));
+      expect(await walText(dataDir)).toContain(history.big);
+      const second = await crashImage(dataDir);
+      await rm(join(second, 'agents', 'agent-1', 'doc.json'));
+      expect(await (await openStore(second)).loadAgent('agent-1')).toEqual({ version: 5, doc: { history, n: 5, added: [1] }, last_event_seq: 3 });
+
+      // Patches whose base is gone are refused, not guessed at.
+      const broken = await crashImage(image);
+      await rm(join(broken, 'agents', 'agent-1', 'doc.json'));
+      await expect(openStore(broken)).rejects.toThrow(/doc\.json that is missing/);
+    });
+
     it('checkpoints by itself past checkpointBytes, writing roster.tsv and deleting the log files it covered', async () => {
       const dataDir = await dirs.make();
       const store = await openStore(dataDir, true, 4096);

@@ -4,6 +4,7 @@ import { assertExpectedVersion, eventId } from '../shared/commit-rules.js';
 import { assertFence } from '../shared/lease-rules.js';
 import type { CommitResult, NewEvent } from '../store.js';
 import type { AgentWrite } from './agent-files.js';
+import type { DocJson } from './doc-json.js';
 import { writeCheckpoint } from './checkpoint.js';
 import type { CheckpointTargets, DirtyAgents } from './checkpoint.js';
 import type { EventLine } from './event-log.js';
@@ -19,6 +20,8 @@ export interface PreparedCommit {
   agent_id: string;
   expected_version: number | null;
   fencing_token: number;
+  /** The document itself (the store owns it), to log only what changed since the agent's last commit. */
+  doc: unknown;
   docJson: string;
   /** `undefined` keeps the previous entry. */
   rosterJson: string | undefined;
@@ -46,11 +49,21 @@ export interface WriterContext extends CheckpointTargets {
   mayCheckpoint(): Promise<boolean>;
   /** Log bytes after which a checkpoint starts by itself. */
   checkpointBytes: number;
+  /** The serializer `docJson` came from: it writes a record's patch from its cache. */
+  docJson: DocJson;
+}
+
+/** An agent's last logged document, the base its next record's patch is laid over. */
+interface LoggedDoc {
+  version: number;
+  doc: unknown;
 }
 
 interface Accepted {
   commit: PreparedCommit;
   write: AgentWrite;
+  /** The fields changed since the previous version, when that version's document is known; else the record carries the whole document. */
+  patchJson: string | null;
   lines: EventLine[];
   events: AgentEvent[];
 }
@@ -71,6 +84,12 @@ export class CommitWriter {
   private roundQueued = false;
   /** Set when a write failed after the log may have taken it: memory and disk may disagree until reopen. */
   private failure: DomainError | null = null;
+  /**
+   * Each agent's document as of its last logged record, while the agent is resident: a record
+   * then logs only the fields that changed (`WalRecord.p`), which recovery lays over the version
+   * before. Most commits change a few fields of a document of tens of kilobytes.
+   */
+  private logged = new Map<string, LoggedDoc>();
 
   constructor(private readonly ctx: WriterContext) {}
 
@@ -83,6 +102,12 @@ export class CommitWriter {
   reset(dirty: DirtyAgents, rosterStale: boolean): void {
     this.dirty = dirty;
     this.rosterStale = rosterStale;
+    this.logged = new Map();
+  }
+
+  /** The agent leaves memory: its next record carries its whole document. */
+  forget(agent_id: string): void {
+    this.logged.delete(agent_id);
   }
 
   /** Agents whose files are not durable or not current yet. */
@@ -168,6 +193,7 @@ export class CommitWriter {
     );
     const lease = await this.ctx.lease.read();
     const states = new Map<string, AgentWrite>();
+    const docs = new Map<string, LoggedDoc>();
     const byAgent = new Map<string, Accepted[]>();
     for (const commit of commits) {
       const { agent_id } = commit;
@@ -176,8 +202,11 @@ export class CommitWriter {
         assertFence(lease, commit.fencing_token, this.ctx.lease.holderOf(commit.fencing_token));
         const current = states.get(agent_id) ?? this.ctx.index.get(agent_id) ?? null;
         assertExpectedVersion(agent_id, current?.version ?? null, commit.expected_version);
-        const accepted = accept(commit, current);
+        const base = docs.get(agent_id) ?? this.logged.get(agent_id);
+        const patchJson = base !== undefined && base.version === (current?.version ?? 0) ? this.ctx.docJson.patch(commit.doc, base.doc) : null;
+        const accepted = accept(commit, current, patchJson);
         states.set(agent_id, accepted.write);
+        docs.set(agent_id, { version: accepted.write.version, doc: commit.doc });
         const list = byAgent.get(agent_id);
         if (list === undefined) byAgent.set(agent_id, [accepted]);
         else list.push(accepted);
@@ -196,6 +225,7 @@ export class CommitWriter {
       for (const { commit } of all) commit.reject(this.failure);
       return;
     }
+    for (const [agent_id, logged] of docs) if (byAgent.has(agent_id)) this.logged.set(agent_id, logged);
     for (const [agent_id, list] of byAgent) {
       const last = list.at(-1) as Accepted;
       const { version, last_event_seq, rosterJson } = last.write;
@@ -206,7 +236,7 @@ export class CommitWriter {
   }
 }
 
-function accept(commit: PreparedCommit, current: IndexEntry | null): Accepted {
+function accept(commit: PreparedCommit, current: IndexEntry | null, patchJson: string | null): Accepted {
   const { agent_id } = commit;
   const last = current?.last_event_seq ?? 0;
   const events: AgentEvent[] = [];
@@ -230,14 +260,15 @@ function accept(commit: PreparedCommit, current: IndexEntry | null): Accepted {
     docJson: commit.docJson,
     rosterJson: commit.rosterJson ?? current?.rosterJson,
   };
-  return { commit, write, lines, events };
+  return { commit, write, patchJson, lines, events };
 }
 
 /** A `WalRecord` built from the serialized parts. */
-function walPayload({ commit, write, lines }: Accepted): string {
+function walPayload({ commit, write, patchJson, lines }: Accepted): string {
   const roster = write.rosterJson === undefined ? '' : `,"r":${write.rosterJson}`;
   const events = lines.map((l) => l.line).join(',');
-  return `{"a":${JSON.stringify(commit.agent_id)},"v":${write.version},"s":${write.last_event_seq},"d":${write.docJson}${roster},"e":[${events}]}`;
+  const doc = patchJson === null ? `"d":${write.docJson}` : `"p":${patchJson}`;
+  return `{"a":${JSON.stringify(commit.agent_id)},"v":${write.version},"s":${write.last_event_seq},${doc}${roster},"e":[${events}]}`;
 }
 
 /** Serialized by hand so each payload is stringified once (in `commit`, where bad input fails alone). */

@@ -9,6 +9,7 @@ import { OpenFiles } from './open-files.js';
 import { CommitWriter } from './commit-writer.js';
 import { committedDoc, committedEvents } from './committed-reads.js';
 import { DirectorySyncer } from './directory-syncer.js';
+import { DocJson } from './doc-json.js';
 import { removeDeadTempFiles, storeError } from './fs-util.js';
 import { GlobalSpace } from './global-space.js';
 import { LeaseFile } from './lease-file.js';
@@ -59,6 +60,7 @@ export class LowdbStore implements Store {
   private readonly globals: GlobalSpace;
   private readonly index = new RosterIndex();
   private readonly uncheckpointed = new Uncheckpointed();
+  private readonly docJson = new DocJson();
   private readonly wal: WriteAheadLog;
   private readonly writer: CommitWriter;
   /** Agents whose files are known to end at their `last_event_seq` (checked once per process). */
@@ -87,6 +89,7 @@ export class LowdbStore implements Store {
       wal: this.wal,
       rosterPath: join(this.location, 'roster.tsv'),
       checkpointBytes: options.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES,
+      docJson: this.docJson,
       ensureRepaired: (agent_id) => this.ensureRepaired(agent_id),
       mayCheckpoint: () => this.mayCheckpoint(),
     });
@@ -197,6 +200,7 @@ export class LowdbStore implements Store {
   evictAgent(agent_id: string): void {
     assertAgentId(agent_id);
     this.handles.closeUnder(`${this.files.dir(agent_id)}${sep}`);
+    this.writer.forget(agent_id);
   }
 
   /** Counts of what the store holds in memory (tests: eviction and boundedness). */
@@ -232,7 +236,8 @@ export class LowdbStore implements Store {
         agent_id: commit.agent_id,
         expected_version: commit.expected_version,
         fencing_token: commit.fencing_token,
-        docJson: stringify('document', commit.doc ?? null),
+        doc: commit.doc ?? null,
+        docJson: stringify('document', commit.doc ?? null, this.docJson),
         rosterJson: commit.roster === undefined ? undefined : stringify('roster entry', commit.roster),
         events: commit.events.map((event) => ({
           type: event.type,
@@ -337,10 +342,10 @@ export class LowdbStore implements Store {
   }
 }
 
-function stringify(what: string, value: unknown): string {
+function stringify(what: string, value: unknown, json: { stringify(value: unknown): string | undefined } = JSON): string {
   let text: string | undefined;
   try {
-    text = JSON.stringify(value);
+    text = json.stringify(value);
   } catch (err) {
     throw new DomainError('invalid_request', `${what} is not JSON-serializable: ${String(err)}`);
   }

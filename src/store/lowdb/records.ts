@@ -28,14 +28,18 @@ export const GlobalRecord = z.record(z.string(), z.unknown());
 export type GlobalRecord = z.infer<typeof GlobalRecord>;
 
 /**
- * One commit in the write-ahead log: the agent's whole state after it (`r`: the roster entry in
- * effect, absent while none was ever given) and the events it appended.
+ * One commit in the write-ahead log: the agent's state after it (`r`: the roster entry in effect,
+ * absent while none was ever given) and the events it appended. The document is either whole
+ * (`d`) or, when the writer still held version `v - 1`, only the fields that changed (`p`), to be
+ * laid over version `v - 1` (an earlier record, or doc.json, which a checkpoint round writes
+ * before it deletes the records it covers).
  */
 export const WalRecord = z.object({
   a: AgentId,
   v: z.number().int().positive(),
   s: z.number().int().nonnegative(),
-  d: z.unknown(),
+  d: z.unknown().optional(),
+  p: z.record(z.string(), z.unknown()).optional(),
   r: z.unknown().optional(),
   e: z.array(AgentEvent),
 });

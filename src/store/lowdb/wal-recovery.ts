@@ -6,6 +6,7 @@ import type { EventLine } from './event-log.js';
 import { isNotFound } from './fs-util.js';
 import { forEachLimited } from './limited.js';
 import { WalRecord } from './records.js';
+import type { PersistedAgent } from './records.js';
 import { RosterIndex } from './roster-index.js';
 import type { IndexEntry } from './roster-index.js';
 import type { UncheckpointedAgent } from './uncheckpointed.js';
@@ -86,10 +87,10 @@ export async function recoverIndex(options: RecoveryOptions): Promise<RecoveredI
       repaired.add(agent_id);
     });
   } else {
-    for (const [agent_id, records] of byAgent) {
-      const logged = loggedState(entries.get(agent_id) as IndexEntry, records);
+    await forEachLimited([...byAgent], REPAIRS_IN_FLIGHT, async ([agent_id, records]) => {
+      const logged = await loggedState(files, agent_id, entries.get(agent_id) as IndexEntry, records);
       if (logged !== null) uncheckpointed.set(agent_id, logged);
-    }
+    });
   }
   return { entries, dirty, repaired, rosterMissing, uncheckpointed };
 }
@@ -99,15 +100,16 @@ export async function recoverIndex(options: RecoveryOptions): Promise<RecoveredI
  * it; `null` when a checkpoint already covered the record (the files are newer). Files hold every
  * event before the first one returned: a round writes them before it deletes their log files.
  */
-function loggedState(entry: IndexEntry, records: WalRecord[]): UncheckpointedAgent | null {
+async function loggedState(files: AgentFiles, agent_id: string, entry: IndexEntry, records: WalRecord[]): Promise<UncheckpointedAgent | null> {
   const latest = records.at(-1) as WalRecord;
   if (latest.v !== entry.version) return null;
+  const onDisk = needsBase(records) ? await files.readDoc(agent_id) : null;
   const bySeq = eventsBySeq(records);
   let first = entry.last_event_seq + 1;
   while (bySeq.has(first - 1)) first -= 1;
   const lines: EventLine[] = [];
   for (let seq = first; seq <= entry.last_event_seq; seq += 1) lines.push({ event_seq: seq, line: JSON.stringify(bySeq.get(seq)) });
-  return { write: latestWrite(entry, latest), lines };
+  return { write: latestWrite(entry, replayDoc(agent_id, records, onDisk)), lines };
 }
 
 /**
@@ -130,7 +132,7 @@ async function repairAgent(files: AgentFiles, agent_id: string, entry: IndexEntr
   const latest = records.at(-1) as WalRecord;
   const onDisk = await files.readDoc(agent_id).catch(() => null);
   if (latest.v === entry.version && (onDisk === null || onDisk.version < entry.version)) {
-    await files.writeState(agent_id, latestWrite(entry, latest), lines);
+    await files.writeState(agent_id, latestWrite(entry, replayDoc(agent_id, records, onDisk)), lines);
   } else if (lines.length > 0) {
     log.append(lines);
   }
@@ -144,9 +146,41 @@ function eventsBySeq(records: WalRecord[]): Map<number, WalRecord['e'][number]> 
   return new Map(records.flatMap((record) => record.e.map((event) => [event.event_seq, event] as const)));
 }
 
-/** The agent's state as its index entry and its newest record (of the entry's version) give it. */
-function latestWrite(entry: IndexEntry, latest: WalRecord): AgentWrite {
-  return { version: entry.version, last_event_seq: entry.last_event_seq, docJson: JSON.stringify(latest.d ?? null), rosterJson: entry.rosterJson };
+/** The agent's state as its index entry and the document of its newest record give it. */
+function latestWrite(entry: IndexEntry, doc: unknown): AgentWrite {
+  return { version: entry.version, last_event_seq: entry.last_event_seq, docJson: JSON.stringify(doc ?? null), rosterJson: entry.rosterJson };
+}
+
+/** Whether the records' newest document is built on doc.json: no whole document precedes its patches. */
+function needsBase(records: WalRecord[]): boolean {
+  return records.at(-1)?.p !== undefined && !records.some((record) => record.p === undefined);
+}
+
+/**
+ * The document as of the newest record (records sorted by version): the newest whole document
+ * (`d`), or doc.json when the log holds none, with each later patch laid over it in order.
+ * Patches at or below the base's version are already in it; a gap means the base is missing.
+ */
+function replayDoc(agent_id: string, records: WalRecord[], onDisk: PersistedAgent | null): unknown {
+  let from = records.length - 1;
+  while (from >= 0 && (records[from] as WalRecord).p !== undefined) from -= 1;
+  let base: { version: number; doc: unknown };
+  if (from >= 0) {
+    const whole = records[from] as WalRecord;
+    base = { version: whole.v, doc: whole.d ?? null };
+  } else if (onDisk !== null) {
+    base = { version: onDisk.version, doc: onDisk.doc };
+  } else {
+    throw new DomainError('store_unavailable', `agent ${agent_id}: its write-ahead log records are changes to a doc.json that is missing`);
+  }
+  for (const record of records.slice(from + 1)) {
+    if (record.v <= base.version) continue;
+    if (record.v !== base.version + 1 || typeof base.doc !== 'object' || base.doc === null) {
+      throw new DomainError('store_unavailable', `agent ${agent_id}: version ${record.v} changes version ${record.v - 1}, but the base found is version ${base.version}`);
+    }
+    base = { version: record.v, doc: { ...base.doc, ...record.p } };
+  }
+  return base.doc;
 }
 
 /** Builds the index from every doc.json: a data directory written before `roster.tsv` existed. */

@@ -1,4 +1,4 @@
-import { DomainError } from '../../domain/index.js';
+import { cloneJson, DomainError } from '../../domain/index.js';
 import type { AgentEvent } from '../../domain/index.js';
 import { assertAgentId, assertExpectedVersion, eventId } from '../shared/commit-rules.js';
 import { pageSeqs } from '../shared/event-page.js';
@@ -19,7 +19,7 @@ export interface MemoryStoreOptions {
 
 /**
  * The Store contract in memory, for tests and benchmarks. Everything crossing the boundary is
- * deep-copied (structuredClone) so callers never share objects with the stored state, except the
+ * deep-copied (`cloneJson`) so callers never share objects with the stored state, except the
  * committed document, which the store owns once committed (see `Store.commit`). Closing
  * keeps the data, so an instance can be reopened to simulate a restart.
  */
@@ -75,7 +75,7 @@ export class MemoryStore implements Store {
     this.assertOpen();
     return [...this.agents.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([agent_id, agent]) => ({ agent_id, version: agent.version, roster: structuredClone(agent.roster) }));
+      .map(([agent_id, agent]) => ({ agent_id, version: agent.version, roster: cloneJson(agent.roster) }));
   }
 
   /** Memory is this store's storage: nothing to drop. */
@@ -88,7 +88,7 @@ export class MemoryStore implements Store {
     assertAgentId(agent_id);
     const agent = this.agents.get(agent_id);
     if (agent === undefined) return null;
-    return { version: agent.version, doc: structuredClone(agent.doc), last_event_seq: agent.events.length };
+    return { version: agent.version, doc: cloneJson(agent.doc), last_event_seq: agent.events.length };
   }
 
   async commit(commit: Commit): Promise<CommitResult> {
@@ -99,8 +99,7 @@ export class MemoryStore implements Store {
     assertExpectedVersion(commit.agent_id, current?.version ?? null, commit.expected_version);
 
     const agent: MemoryAgent = current ?? { version: 0, doc: null, roster: null, events: [] };
-    // One structuredClone call for all payloads: most are small, and each call has a fixed cost.
-    const payloads = structuredClone(commit.events.map((event) => event.payload));
+    const payloads = cloneJson(commit.events.map((event) => event.payload));
     const appended = commit.events.map(
       (event, i): AgentEvent => {
         const event_seq = agent.events.length + i + 1;
@@ -114,14 +113,14 @@ export class MemoryStore implements Store {
         };
       },
     );
-    const roster = commit.roster === undefined ? agent.roster : structuredClone(commit.roster);
+    const roster = commit.roster === undefined ? agent.roster : cloneJson(commit.roster);
     // The store owns the committed document (Store.commit): kept as is, copied only on load.
     agent.version += 1;
     agent.doc = commit.doc ?? null;
     agent.roster = roster;
     agent.events.push(...appended);
     this.agents.set(commit.agent_id, agent);
-    return { version: agent.version, events: structuredClone(appended) };
+    return { version: agent.version, events: cloneJson(appended) };
   }
 
   async readEvents(agent_id: string, query: EventPageQuery): Promise<EventPage> {
@@ -131,12 +130,12 @@ export class MemoryStore implements Store {
     const newest = events.length;
     const oldest = newest === 0 ? 0 : 1;
     const page = pageSeqs(query, oldest, newest).map((seq) => events[seq - 1]).filter((e) => e !== undefined);
-    return { events: structuredClone(page), oldest_seq: oldest, newest_seq: newest };
+    return { events: cloneJson(page), oldest_seq: oldest, newest_seq: newest };
   }
 
   async getGlobal(key: string): Promise<unknown> {
     this.assertOpen();
-    return structuredClone(this.globals.get(key));
+    return cloneJson(this.globals.get(key));
   }
 
   async putGlobal(key: string, value: unknown, fencing_token: number): Promise<void> {
@@ -145,7 +144,7 @@ export class MemoryStore implements Store {
     if (value === undefined) {
       this.globals.delete(key);
     } else {
-      this.globals.set(key, structuredClone(value));
+      this.globals.set(key, cloneJson(value));
     }
   }
 

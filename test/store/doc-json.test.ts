@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { DocJson } from '../../src/store/lowdb/doc-json.js';
+
+describe('DocJson', () => {
+  it('writes exactly what JSON.stringify writes, left-out values included', () => {
+    const json = new DocJson();
+    const docs: unknown[] = [
+      null,
+      'text',
+      [1, { a: undefined }, undefined],
+      { a: 1, skipped: undefined, fn: () => 1, nested: { list: [undefined, () => 2, null, 'x'], deep: { d: [1] } }, empty: {}, none: [] },
+      { when: new Date(0), holder: { toJSON: () => 'custom' }, map: new Map([[1, 2]]), list: [new Date(1)] },
+      { 'quote"key': { 'esc\\': 'line\nbreak' }, list: [{ k: 'v' }, [[1]]] },
+    ];
+    for (const doc of docs) expect(json.stringify(doc)).toBe(JSON.stringify(doc));
+  });
+
+  it('follows a document through commits that replace parts and share the rest', () => {
+    const json = new DocJson();
+    const settled = { id: 'm1', status: 'processed' };
+    let doc: Record<string, unknown> = { state: { phase: 'active' }, queue: [settled], transitions: { t1: { seq: 1 } }, count: 1 };
+    expect(json.stringify(doc)).toBe(JSON.stringify(doc));
+    // The next document: new containers, the settled message and the first record shared.
+    const transitions = { ...(doc['transitions'] as object), t2: { seq: 2 } };
+    doc = { ...doc, state: { phase: 'sleeping' }, queue: [settled, { id: 'm2', status: 'queued' }], transitions, count: 2 };
+    expect(json.stringify(doc)).toBe(JSON.stringify(doc));
+    doc = { ...doc, queue: [settled], count: 3 };
+    expect(json.stringify(doc)).toBe(JSON.stringify(doc));
+  });
+
+  it('reuses the text of a shared part instead of serializing it again', () => {
+    const json = new DocJson();
+    const record = { seq: 1 };
+    const first = json.stringify({ transitions: { t1: record } });
+    // Only an edit in place (which the Store contract forbids) could tell the two apart.
+    record.seq = 99;
+    const second = json.stringify({ transitions: { t1: record } });
+    expect(first).toBe('{"transitions":{"t1":{"seq":1}}}');
+    expect(second).toBe(first);
+  });
+});
+
+describe('DocJson.patch', () => {
+  const lay = (previous: unknown, patch: string) => ({ ...(previous as object), ...(JSON.parse(patch) as object) });
+
+  it('holds only the fields that are not the same objects or values, and lays over the previous document to give the new one', () => {
+    const json = new DocJson();
+    const shared = { big: 'x'.repeat(100) };
+    const previous = { state: { phase: 'active' }, history: shared, count: 1, name: 'a' };
+    const next = { state: { phase: 'sleeping' }, history: shared, count: 2, name: 'a' };
+    json.stringify(previous);
+    json.stringify(next);
+    const patch = json.patch(next, previous) as string;
+    expect(JSON.parse(patch)).toEqual({ state: { phase: 'sleeping' }, count: 2 });
+    expect(JSON.stringify(lay(previous, patch))).toBe(JSON.stringify(next));
+  });
+
+  it('an equal copy is written again: identity, not equality, decides', () => {
+    const json = new DocJson();
+    const previous = { state: { phase: 'active' } };
+    const next = { state: { phase: 'active' } };
+    expect(JSON.parse(json.patch(next, previous) as string)).toEqual({ state: { phase: 'active' } });
+    expect(json.patch(previous, previous)).toBe('{}');
+  });
+
+  it('refuses (null) what a patch cannot say: removed fields, fields becoming undefined, non-objects', () => {
+    const json = new DocJson();
+    expect(json.patch({ a: 1 }, { a: 1, b: 2 })).toBeNull();
+    expect(json.patch({ a: 1, b: undefined }, { a: 1, b: 2 })).toBeNull();
+    expect(json.patch([1], [2])).toBeNull();
+    expect(json.patch({ a: 1 }, null)).toBeNull();
+    expect(json.patch(null, { a: 1 })).toBeNull();
+  });
+
+  it('a field added since the previous document is in the patch', () => {
+    const json = new DocJson();
+    const patch = json.patch({ a: 1, added: [1] }, { a: 1 }) as string;
+    expect(lay({ a: 1 }, patch)).toEqual({ a: 1, added: [1] });
+  });
+});
