@@ -88,9 +88,11 @@ const settledEffect = (e: AgentDoc['effects'][number]) => e.status !== 'started'
 /**
  * A copy of a document that either side may mutate. Transition records, snapshots, the machine
  * snapshot, and settled messages, finished tasks and settled effects are never edited once
- * written (they are added, dropped or replaced whole), so the copy shares them; the transition and
- * snapshot containers are shared too, because the only code that adds to them replaces them
- * (`addTransition`, `addSnapshot`). Everything else is copied. Copying deep on every operation
+ * written (they are added, dropped or replaced whole), so the copy shares them. The containers
+ * are shared too while they hold nothing else (transitions and snapshots always), because the
+ * only code that adds to them replaces them (`appendRecord`, `addTransition`, `addSnapshot`):
+ * an unchanged list keeps its identity, and the lowdb store does not log it again. Everything
+ * else is copied. Copying deep on every operation
  * was most of the runtime's CPU time. Code that edits a shared part in place would change
  * committed state: replace it instead (test/runtime/committed-docs.test.ts).
  */
@@ -111,6 +113,13 @@ export function copyDoc(doc: AgentDoc): AgentDoc {
   return copy;
 }
 
+type RecordList = 'queue' | 'tasks' | 'effects';
+
+/** Appends to a list of `doc` without editing one a committed document may share (see `copyDoc`). */
+export function appendRecord<K extends RecordList>(doc: AgentDoc, list: K, record: AgentDoc[K][number]): void {
+  doc[list] = [...doc[list], record] as AgentDoc[K];
+}
+
 /** Records a committed transition in `doc` without editing a container a committed document may share. */
 export function addTransition(doc: AgentDoc, record: AgentDoc['transitions'][string]): void {
   doc.transitions = { ...doc.transitions, [record.transition_id]: record };
@@ -121,8 +130,9 @@ export function addSnapshot(doc: AgentDoc, snapshot: Snapshot): void {
   doc.snapshots = [...doc.snapshots, snapshot];
 }
 
-/** `items` with each unsettled one replaced by its copy, in order. */
-function sharingSettled<T>(items: readonly T[], settled: (item: T) => boolean, copies: readonly T[]): T[] {
+/** `items` with each unsettled one replaced by its copy, in order; `items` itself when all are settled (lists are appended to by `appendRecord`). */
+function sharingSettled<T>(items: T[], settled: (item: T) => boolean, copies: readonly T[]): T[] {
+  if (copies.length === 0) return items;
   let next = 0;
   return items.map((item) => (settled(item) ? item : (copies[next++] as T)));
 }

@@ -10,7 +10,7 @@ import {
 import { PRIORITY_ORDER } from '../domain/index.js';
 import { isTerminalTask, type ContinuationTrigger } from '../../machines/contracts/index.js';
 import type { AgentDoc } from './agent-doc.js';
-import { RECENT_KEYS_LIMIT } from './agent-doc.js';
+import { appendRecord, RECENT_KEYS_LIMIT } from './agent-doc.js';
 import { newId } from './clock.js';
 
 export interface NewMessage {
@@ -46,7 +46,7 @@ export function admitMessage(doc: AgentDoc, message: NewMessage, now: Date): Mes
     run_id: null,
   };
   doc.next_message_seq += 1;
-  doc.queue.push(envelope);
+  appendRecord(doc, 'queue', envelope);
   doc.state.pending = pendingCount(doc);
   if (envelope.idempotency_key) {
     doc.recent_keys.push(envelope.idempotency_key);

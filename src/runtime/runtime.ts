@@ -67,7 +67,7 @@ import {
 } from '../domain/index.js';
 import type { Lease, Store } from '../store/store.js';
 import { createStore } from '../store/index.js';
-import { addSnapshot, type AgentDoc } from './agent-doc.js';
+import { addSnapshot, appendRecord, type AgentDoc } from './agent-doc.js';
 import { AgentCell, parseDoc, statePath, type CellEnv, type EffectRequest, type Tx } from './agent-cell.js';
 import type { CallbackBody, MutationOptions, Page, RuntimeApi } from './api.js';
 import { hashToken, mintToken, tokenMatches } from './capability.js';
@@ -1188,10 +1188,10 @@ export class Runtime implements RuntimeApi {
       output_bytes: 0,
       result_text: null,
     };
-    tx.doc.tasks.push(task);
+    appendRecord(tx.doc, 'tasks', task);
     tx.send({ type: 'TASK.SPAWN', taskId: task.id, kind: task.kind, acceptsInput: task.accepts_input }, { reason: 'task spawned', trigger: 'agent' });
     // The effect is recorded before it runs: a crash in between leaves it in doubt, never re-run.
-    tx.doc.effects.push({ idempotency_key: `start_command:${task.id}`, agent_id: tx.cell.id, kind: 'start_command', status: 'started', started_at: now, finished_at: null, detail: { task_id: task.id } });
+    appendRecord(tx.doc, 'effects', { idempotency_key: `start_command:${task.id}`, agent_id: tx.cell.id, kind: 'start_command', status: 'started', started_at: now, finished_at: null, detail: { task_id: task.id } });
     tx.emit('task_status_changed', { task_id: task.id, status: 'queued', kind: task.kind, summary: task.summary });
     return task;
   }
@@ -1308,7 +1308,7 @@ export class Runtime implements RuntimeApi {
     if (!invokedBy) return;
     const key = `emit_parent_result:${invokedBy.task_id}`;
     if (tx.doc.effects.some((e) => e.idempotency_key === key)) return;
-    tx.doc.effects.push({ idempotency_key: key, agent_id: tx.cell.id, kind: 'emit_parent_result', status: 'started', started_at: tx.now.toISOString(), finished_at: null, detail: { parent_agent_id: invokedBy.agent_id, task_id: invokedBy.task_id, failed, text: text.slice(0, 8000) } });
+    appendRecord(tx.doc, 'effects', { idempotency_key: key, agent_id: tx.cell.id, kind: 'emit_parent_result', status: 'started', started_at: tx.now.toISOString(), finished_at: null, detail: { parent_agent_id: invokedBy.agent_id, task_id: invokedBy.task_id, failed, text: text.slice(0, 8000) } });
     tx.onCommit(() => void this.deliverInvocationResult(tx.cell.id, invokedBy, failed, text, key).catch(() => undefined));
   }
 
@@ -1949,7 +1949,7 @@ export class Runtime implements RuntimeApi {
         output_bytes: 0,
         result_text: null,
       };
-      tx.doc.tasks.push(task);
+      appendRecord(tx.doc, 'tasks', task);
       tx.send({ type: 'TASK.SPAWN', taskId: task.id, kind: task.kind, acceptsInput: false }, { reason: 'invocation spawned', trigger: 'agent' });
       this.taskEvent(tx, task.id, { type: 'START' });
       tx.emit('task_status_changed', { task_id: task.id, status: 'running', kind: task.kind, child_agent_id: childId });
