@@ -366,6 +366,26 @@ describe('lowdb store on disk', () => {
       await expect(openStore(broken)).rejects.toThrow(/doc\.json that is missing/);
     });
 
+    it('refuses a document that is not JSON, whole or as a patch, alone and without writing it', async () => {
+      const dataDir = await dirs.make();
+      const store = await openStore(dataDir);
+      const lease = await store.acquireLease('a', TTL_MS, T0);
+      await rejection(store.commit(commitOf(lease, 'agent-1', null, { n: 10n })), 'invalid_request');
+      await store.commit(commitOf(lease, 'agent-1', null, { n: 1 }));
+      // The next commit would be a patch of the changed field; it fails while another agent's commit in the same batch lands.
+      const [bad, good] = await Promise.allSettled([
+        store.commit(commitOf(lease, 'agent-1', 1, { n: 2n })),
+        store.commit(commitOf(lease, 'agent-2', null, { ok: true })),
+      ]);
+      expect(bad.status === 'rejected' && (bad.reason as { code?: string }).code).toBe('invalid_request');
+      expect(good.status).toBe('fulfilled');
+      await store.commit(commitOf(lease, 'agent-1', 1, { n: 3 }));
+      await store.close();
+      const reopened = await openStore(dataDir);
+      expect(await reopened.loadAgent('agent-1')).toEqual({ version: 2, doc: { n: 3 }, last_event_seq: 0 });
+      expect(await reopened.loadAgent('agent-2')).toEqual({ version: 1, doc: { ok: true }, last_event_seq: 0 });
+    });
+
     it('checkpoints by itself past checkpointBytes, writing roster.tsv and deleting the log files it covered', async () => {
       const dataDir = await dirs.make();
       const store = await openStore(dataDir, true, 4096);

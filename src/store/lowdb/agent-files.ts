@@ -14,14 +14,25 @@ import type { PersistedAgent } from './records.js';
 export interface AgentWrite {
   version: number;
   last_event_seq: number;
-  docJson: string;
+  /**
+   * The document's JSON, made when first asked for (by a checkpoint round or a read): a commit
+   * whose log record holds only the changed fields does not serialize the whole document, and
+   * most of an agent's versions are superseded before a round writes one.
+   */
+  docJson: () => string;
   rosterJson: string | undefined;
+}
+
+/** `make()`, called at most once. */
+export function once(make: () => string): () => string {
+  let text: string | undefined;
+  return () => (text ??= make());
 }
 
 /** `{version, last_event_seq, doc, roster?}` from already serialized parts (nothing is stringified twice). */
 function docFileText(write: AgentWrite): string {
   const roster = write.rosterJson === undefined ? '' : `,"roster":${write.rosterJson}`;
-  return `{"version":${write.version},"last_event_seq":${write.last_event_seq},"doc":${write.docJson}${roster}}`;
+  return `{"version":${write.version},"last_event_seq":${write.last_event_seq},"doc":${write.docJson()}${roster}}`;
 }
 
 /**

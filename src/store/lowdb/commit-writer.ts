@@ -3,7 +3,9 @@ import { DomainError } from '../../domain/index.js';
 import { assertExpectedVersion, eventId } from '../shared/commit-rules.js';
 import { assertFence } from '../shared/lease-rules.js';
 import type { CommitResult, NewEvent } from '../store.js';
+import { once } from './agent-files.js';
 import type { AgentWrite } from './agent-files.js';
+import { toJson } from './doc-json.js';
 import type { DocJson } from './doc-json.js';
 import { writeCheckpoint } from './checkpoint.js';
 import type { CheckpointTargets, DirtyAgents } from './checkpoint.js';
@@ -20,9 +22,8 @@ export interface PreparedCommit {
   agent_id: string;
   expected_version: number | null;
   fencing_token: number;
-  /** The document itself (the store owns it), to log only what changed since the agent's last commit. */
+  /** The document itself (the store owns it): serialized in the batch, whole or as the fields changed since the agent's last commit. */
   doc: unknown;
-  docJson: string;
   /** `undefined` keeps the previous entry. */
   rosterJson: string | undefined;
   events: Array<{ type: NewEvent['type']; ts: string; payloadJson: string }>;
@@ -49,7 +50,7 @@ export interface WriterContext extends CheckpointTargets {
   mayCheckpoint(): Promise<boolean>;
   /** Log bytes after which a checkpoint starts by itself. */
   checkpointBytes: number;
-  /** The serializer `docJson` came from: it writes a record's patch from its cache. */
+  /** Serializes documents and patches, reusing the JSON of the parts earlier commits shared. */
   docJson: DocJson;
 }
 
@@ -191,7 +192,7 @@ export class CommitWriter {
     await Promise.all(
       agents.map((agent_id) => this.ctx.ensureRepaired(agent_id).catch((err: unknown) => unrepaired.set(agent_id, err))),
     );
-    const lease = await this.ctx.lease.read();
+    const lease = this.ctx.lease.readForFence();
     const states = new Map<string, AgentWrite>();
     const docs = new Map<string, LoggedDoc>();
     const byAgent = new Map<string, Accepted[]>();
@@ -203,8 +204,12 @@ export class CommitWriter {
         const current = states.get(agent_id) ?? this.ctx.index.get(agent_id) ?? null;
         assertExpectedVersion(agent_id, current?.version ?? null, commit.expected_version);
         const base = docs.get(agent_id) ?? this.logged.get(agent_id);
-        const patchJson = base !== undefined && base.version === (current?.version ?? 0) ? this.ctx.docJson.patch(commit.doc, base.doc) : null;
-        const accepted = accept(commit, current, patchJson);
+        const { docJson } = this.ctx;
+        const patchJson = base !== undefined && base.version === (current?.version ?? 0) ? toJson('document', () => docJson.patch(commit.doc, base.doc)) : null;
+        const wholeJson = once(() => toJson('document', () => docJson.stringify(commit.doc)));
+        // A record without a patch carries the whole document: a document that is not JSON fails here, alone.
+        if (patchJson === null) wholeJson();
+        const accepted = accept(commit, current, wholeJson, patchJson);
         states.set(agent_id, accepted.write);
         docs.set(agent_id, { version: accepted.write.version, doc: commit.doc });
         const list = byAgent.get(agent_id);
@@ -236,7 +241,7 @@ export class CommitWriter {
   }
 }
 
-function accept(commit: PreparedCommit, current: IndexEntry | null, patchJson: string | null): Accepted {
+function accept(commit: PreparedCommit, current: IndexEntry | null, docJson: () => string, patchJson: string | null): Accepted {
   const { agent_id } = commit;
   const last = current?.last_event_seq ?? 0;
   const events: AgentEvent[] = [];
@@ -257,7 +262,7 @@ function accept(commit: PreparedCommit, current: IndexEntry | null, patchJson: s
   const write: AgentWrite = {
     version: (current?.version ?? 0) + 1,
     last_event_seq: last + lines.length,
-    docJson: commit.docJson,
+    docJson,
     rosterJson: commit.rosterJson ?? current?.rosterJson,
   };
   return { commit, write, patchJson, lines, events };
@@ -267,7 +272,7 @@ function accept(commit: PreparedCommit, current: IndexEntry | null, patchJson: s
 function walPayload({ commit, write, patchJson, lines }: Accepted): string {
   const roster = write.rosterJson === undefined ? '' : `,"r":${write.rosterJson}`;
   const events = lines.map((l) => l.line).join(',');
-  const doc = patchJson === null ? `"d":${write.docJson}` : `"p":${patchJson}`;
+  const doc = patchJson === null ? `"d":${write.docJson()}` : `"p":${patchJson}`;
   return `{"a":${JSON.stringify(commit.agent_id)},"v":${write.version},"s":${write.last_event_seq},${doc}${roster},"e":[${events}]}`;
 }
 

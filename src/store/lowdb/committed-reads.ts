@@ -13,7 +13,7 @@ export async function committedDoc(files: AgentFiles, uncheckpointed: Uncheckpoi
   const write = uncheckpointed.write(agent_id);
   if (write === undefined) return files.readDoc(agent_id);
   const roster: unknown = write.rosterJson === undefined ? undefined : JSON.parse(write.rosterJson);
-  return { version: write.version, last_event_seq: write.last_event_seq, doc: JSON.parse(write.docJson) as unknown, ...(roster === undefined ? {} : { roster }) };
+  return { version: write.version, last_event_seq: write.last_event_seq, doc: JSON.parse(write.docJson()) as unknown, ...(roster === undefined ? {} : { roster }) };
 }
 
 /** The given acknowledged seqs, in the order given. */

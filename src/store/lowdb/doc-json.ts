@@ -1,3 +1,5 @@
+import { DomainError } from '../../domain/index.js';
+
 /**
  * The JSON of committed documents, reusing what earlier commits serialized. A document shares
  * most of its objects with the one before it (the store owns a committed document and the caller
@@ -54,6 +56,18 @@ export class DocJson {
     this.cache.set(value, text);
     return text;
   }
+}
+
+/** `make()`'s JSON (or its `null`: no patch), or `invalid_request` naming `what` when the value is not JSON (a cycle, a BigInt, nothing). */
+export function toJson<T extends string | null>(what: string, make: () => T | undefined): T {
+  let text: T | undefined;
+  try {
+    text = make();
+  } catch (err) {
+    throw new DomainError('invalid_request', `${what} is not JSON-serializable: ${String(err)}`);
+  }
+  if (text === undefined) throw new DomainError('invalid_request', `${what} is not JSON-serializable`);
+  return text;
 }
 
 type Part = (value: object) => string;

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Adapter } from 'lowdb';
@@ -26,6 +27,25 @@ export class DurableJsonFile<T> implements Adapter<T> {
       if (isNotFound(err)) return null;
       throw storeError(`reading ${this.path}`, err);
     }
+    return this.decode(text);
+  }
+
+  /**
+   * `read` in one blocking call, for a small file read on a hot path: the promise API's readFile
+   * is four thread-pool round trips, which took 1-18 ms per commit batch under load.
+   */
+  readSync(): T | null {
+    let text: string;
+    try {
+      text = readFileSync(this.path, 'utf8');
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw storeError(`reading ${this.path}`, err);
+    }
+    return this.decode(text);
+  }
+
+  private decode(text: string): T {
     let raw: unknown;
     try {
       raw = JSON.parse(text);

@@ -14,6 +14,7 @@ import { LeaseRecord } from './records.js';
  * take the same token); fencing checks re-read the file on every flush.
  */
 export class LeaseFile {
+  private readonly file: DurableJsonFile<Lease | null>;
   private readonly db: Low<Lease | null>;
   private readonly lockPath: string;
   private chain: Promise<unknown> = Promise.resolve();
@@ -21,16 +22,19 @@ export class LeaseFile {
   private readonly holders = new Map<number, string>();
 
   constructor(dataDir: string, directories: DirectorySyncer) {
-    this.db = new Low<Lease | null>(
-      new DurableJsonFile<Lease | null>(join(dataDir, 'lease.json'), (raw) => LeaseRecord.parse(raw), directories),
-      null,
-    );
+    this.file = new DurableJsonFile<Lease | null>(join(dataDir, 'lease.json'), (raw) => LeaseRecord.parse(raw), directories);
+    this.db = new Low<Lease | null>(this.file, null);
     this.lockPath = join(dataDir, 'lease.lock');
   }
 
   /** Straight from disk (not lowdb's cached `data`): a fenced process must see the takeover. */
   read(): Promise<Lease | null> {
     return this.db.adapter.read();
+  }
+
+  /** `read` without leaving the thread: the fence check of every commit batch. */
+  readForFence(): Lease | null {
+    return this.file.readSync();
   }
 
   holderOf(fencing_token: number): string | undefined {

@@ -9,7 +9,7 @@ import { OpenFiles } from './open-files.js';
 import { CommitWriter } from './commit-writer.js';
 import { committedDoc, committedEvents } from './committed-reads.js';
 import { DirectorySyncer } from './directory-syncer.js';
-import { DocJson } from './doc-json.js';
+import { DocJson, toJson } from './doc-json.js';
 import { removeDeadTempFiles, storeError } from './fs-util.js';
 import { GlobalSpace } from './global-space.js';
 import { LeaseFile } from './lease-file.js';
@@ -237,12 +237,11 @@ export class LowdbStore implements Store {
         expected_version: commit.expected_version,
         fencing_token: commit.fencing_token,
         doc: commit.doc ?? null,
-        docJson: stringify('document', commit.doc ?? null, this.docJson),
-        rosterJson: commit.roster === undefined ? undefined : stringify('roster entry', commit.roster),
+        rosterJson: commit.roster === undefined ? undefined : toJson('roster entry', () => JSON.stringify(commit.roster)),
         events: commit.events.map((event) => ({
           type: event.type,
           ts: event.ts,
-          payloadJson: stringify(`payload of ${event.type}`, event.payload),
+          payloadJson: toJson(`payload of ${event.type}`, () => JSON.stringify(event.payload)),
         })),
         resolve,
         reject,
@@ -340,15 +339,4 @@ export class LowdbStore implements Store {
   private unavailable(why: string): DomainError {
     return new DomainError('store_unavailable', `store ${this.location} ${why}`);
   }
-}
-
-function stringify(what: string, value: unknown, json: { stringify(value: unknown): string | undefined } = JSON): string {
-  let text: string | undefined;
-  try {
-    text = json.stringify(value);
-  } catch (err) {
-    throw new DomainError('invalid_request', `${what} is not JSON-serializable: ${String(err)}`);
-  }
-  if (text === undefined) throw new DomainError('invalid_request', `${what} is not JSON-serializable`);
-  return text;
 }

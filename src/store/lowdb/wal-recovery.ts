@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { DomainError } from '../../domain/index.js';
+import { once } from './agent-files.js';
 import type { AgentFiles, AgentWrite } from './agent-files.js';
 import type { DirtyAgents } from './checkpoint.js';
 import type { EventLine } from './event-log.js';
@@ -148,7 +149,7 @@ function eventsBySeq(records: WalRecord[]): Map<number, WalRecord['e'][number]> 
 
 /** The agent's state as its index entry and the document of its newest record give it. */
 function latestWrite(entry: IndexEntry, doc: unknown): AgentWrite {
-  return { version: entry.version, last_event_seq: entry.last_event_seq, docJson: JSON.stringify(doc ?? null), rosterJson: entry.rosterJson };
+  return { version: entry.version, last_event_seq: entry.last_event_seq, docJson: once(() => JSON.stringify(doc ?? null)), rosterJson: entry.rosterJson };
 }
 
 /** Whether the records' newest document is built on doc.json: no whole document precedes its patches. */
