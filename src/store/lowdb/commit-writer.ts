@@ -44,8 +44,8 @@ export interface WriterContext extends CheckpointTargets {
   lease: LeaseFile;
   /** Where acknowledged commits wait for the next checkpoint round to write them to the files. */
   uncheckpointed: Uncheckpointed;
-  /** Before the first write to an agent in this process: its files end at its `last_event_seq`. */
-  ensureRepaired(agent_id: string): Promise<void>;
+  /** Before the first write to an agent in this process: its files end at its `last_event_seq`; `null` once they do. */
+  ensureRepaired(agent_id: string): Promise<void> | null;
   /** Whether this instance may checkpoint (delete log files): it is the directory's only writer. */
   mayCheckpoint(): Promise<boolean>;
   /** Log bytes after which a checkpoint starts by itself. */
@@ -189,9 +189,12 @@ export class CommitWriter {
   private async write(commits: PreparedCommit[]): Promise<void> {
     const agents = [...new Set(commits.map((c) => c.agent_id))];
     const unrepaired = new Map<string, unknown>();
-    await Promise.all(
-      agents.map((agent_id) => this.ctx.ensureRepaired(agent_id).catch((err: unknown) => unrepaired.set(agent_id, err))),
-    );
+    const repairs: Array<Promise<unknown>> = [];
+    for (const agent_id of agents) {
+      const repair = this.ctx.ensureRepaired(agent_id);
+      if (repair !== null) repairs.push(repair.catch((err: unknown) => unrepaired.set(agent_id, err)));
+    }
+    if (repairs.length > 0) await Promise.all(repairs);
     const lease = this.ctx.lease.readForFence();
     const states = new Map<string, AgentWrite>();
     const docs = new Map<string, LoggedDoc>();

@@ -90,7 +90,7 @@ export class LowdbStore implements Store {
       rosterPath: join(this.location, 'roster.tsv'),
       checkpointBytes: options.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES,
       docJson: this.docJson,
-      ensureRepaired: (agent_id) => this.ensureRepaired(agent_id),
+      ensureRepaired: (agent_id) => (this.repaired.has(agent_id) || !this.isWriter() ? null : this.ensureRepaired(agent_id)),
       mayCheckpoint: () => this.mayCheckpoint(),
     });
   }
