@@ -10,12 +10,12 @@ import {
   type TransitionTrigger,
   TRANSITIONAL_PHASES,
 } from '../domain/index.js';
-import type { NewEvent, Store } from '../store/store.js';
+import type { CommitResult, NewEvent, Store } from '../store/store.js';
 import { addTransition, AgentDoc, copyDoc, prune } from './agent-doc.js';
 import type { Clock } from './clock.js';
 import { newId } from './clock.js';
 import type { EventBus } from './event-bus.js';
-import type { AgentRoster } from './roster.js';
+import { rosterOf, type AgentRoster } from './roster.js';
 
 export type AgentLogic = typeof agentMachine;
 export type AgentActor = Actor<AgentLogic>;
@@ -37,8 +37,6 @@ export interface CellEnv {
   /** Tells the agent's shard supervisor that a live actor appeared or went away. */
   attached(agentId: string, actor: AgentActor): void;
   detached(agentId: string): void;
-  /** The roster entry to commit with `doc`, or `undefined` when it would not change. */
-  rosterOf(agentId: string, doc: AgentDoc): AgentRoster | undefined;
   /** A commit is durable; `roster` is the entry it carried, if any. */
   onCommitted(cell: AgentCell, roster: AgentRoster | undefined): void;
   /** The cell's lane ran everything queued: a chance to retire it. */
@@ -62,17 +60,46 @@ export interface TransitionCause {
   phases?: TransitionPhaseLog[];
 }
 
+/** A commit handed to the store and not yet durable. */
+interface Issued {
+  doc: AgentDoc;
+  version: number;
+  /** Settles once the store answered (and the commit's effects ran). */
+  durable: Promise<unknown>;
+}
+
+/** How an operation may share the lane. */
+export interface RunOptions {
+  /**
+   * The operation touches nothing outside the agent's records and memory before its commit (its
+   * effects are `onCommit` ones), so it may start before the commits issued ahead of it are
+   * durable. Default `false`: it starts once they are, so a side effect (a spawn, a kill) never
+   * runs ahead of the state that records it.
+   */
+  pipelined?: boolean;
+}
+
 /**
  * One agent: its committed document, its live actor (absent while passivated), and a lane that
  * runs its operations one at a time. Each operation works on a draft (`Tx`) and commits it.
+ *
+ * The lane is pipelined: an operation's final commit is handed to the store and the lane goes
+ * on while the store makes it durable (its group commit folds the commits of many operations and
+ * agents into one fsync); a `pipelined` operation starts at once, on that draft. Each caller is
+ * answered, and each commit's effects run, only once its commit is durable, in order. `doc` and
+ * `version` are the durable state, which readers see; the lane builds on `head`.
  */
 export class AgentCell {
   actor: AgentActor | null = null;
   private lane: Promise<unknown> = Promise.resolve();
   private effects: EffectRequest[] = [];
-  /** Operations queued or running in the lane. */
+  /** Operations queued, running, or waiting for their commit to be durable. */
   private queued = 0;
   private retired = false;
+  /** The newest commit issued and not yet durable. */
+  private issued: Issued | null = null;
+  /** The JSON of the roster entry in effect after the newest issued commit (`undefined`: unknown, the next commit carries one). */
+  rosterJson: string | undefined;
 
   constructor(
     readonly id: string,
@@ -81,28 +108,76 @@ export class AgentCell {
     private readonly env: CellEnv,
   ) {}
 
+  /** The document the lane builds on: the newest issued, durable or not. */
+  get head(): AgentDoc {
+    return this.issued?.doc ?? this.doc;
+  }
+
+  get headVersion(): number {
+    return this.issued?.version ?? this.version;
+  }
+
+  /** Settles once every commit issued so far is durable (or failed). */
+  whenDurable(): Promise<unknown> {
+    return this.issued?.durable ?? Promise.resolve();
+  }
+
   /** Runs `operation` after every earlier one of this agent; a failure rolls the actor back. */
-  run<T>(operation: (tx: Tx) => Promise<T>): Promise<T> {
+  run<T>(operation: (tx: Tx) => Promise<T>, options: RunOptions = {}): Promise<T> {
     this.queued += 1;
-    const next = this.lane.then(async () => {
+    const issued = this.lane.then(async (): Promise<{ result: T; durable: Promise<unknown> }> => {
       // Queued behind this cell's retirement: the agent's records live in a fresh cell now.
-      if (this.retired) return (await this.env.reload(this.id)).run(operation);
+      if (this.retired) return { result: await (await this.env.reload(this.id)).run(operation, options), durable: Promise.resolve() };
+      if (!options.pipelined) await this.whenDurable();
       const tx = new Tx(this, this.env);
       try {
         const result = await operation(tx);
-        await tx.finish();
-        return result;
+        // Not awaited here: the next operation may start while this commit becomes durable.
+        return { result, durable: tx.finish() };
       } catch (error) {
         this.rollback();
         throw error;
       }
     });
+    this.lane = issued.catch(() => undefined);
+    const done = issued.then(async ({ result, durable }) => {
+      await durable;
+      return result;
+    });
     const settle = () => {
       this.queued -= 1;
       if (this.queued === 0 && !this.retired) this.env.settled(this);
     };
-    this.lane = next.then(settle, settle);
-    return next;
+    done.then(settle, settle);
+    return done;
+  }
+
+  /**
+   * Hands a commit of `doc` (built on `version - 1`) to `write` and makes it the lane's head;
+   * `committed` runs once it is durable. When the store refuses it, the lane falls back to the
+   * durable state: the actor restarts from it, and the commits issued on top of the refused one
+   * fail too (their base version is gone).
+   */
+  issue<R>(doc: AgentDoc, version: number, rosterJson: string, write: () => Promise<R>, committed: (result: R) => void): Promise<R> {
+    const entry: Issued = { doc, version, durable: Promise.resolve() };
+    const durable = write().then(
+      (result) => {
+        if (this.issued === entry) this.issued = null;
+        this.commitDone(doc, version);
+        committed(result);
+        return result;
+      },
+      (error: unknown) => {
+        if (this.issued === entry) this.issued = null;
+        this.rosterJson = undefined;
+        this.passivate();
+        throw error;
+      },
+    );
+    entry.durable = durable.catch(() => undefined);
+    this.issued = entry;
+    this.rosterJson = rosterJson;
+    return durable;
   }
 
   /**
@@ -125,11 +200,12 @@ export class AgentCell {
     if (this.actor) return this.actor;
     // A root actor per agent: XState cannot spawn a child from a persisted snapshot, and a child
     // cannot be stopped (passivated) on its own. The shard supervisor is told instead.
+    const machine = this.head.machine;
     const options = {
       id: this.id,
       systemId: `agent:${this.id}`,
       input: { agentId: this.id },
-      ...(this.doc.machine ? { snapshot: this.doc.machine as never } : {}),
+      ...(machine ? { snapshot: machine as never } : {}),
       ...(this.env.inspect ? { inspect: this.env.inspect } : {}),
     };
     const actor = createActor(this.env.logic, options);
@@ -168,8 +244,10 @@ export class AgentCell {
 
 /** A draft of one agent's records plus the events it will append, committed atomically by `flush` (mid-operation) or `finish` (at its end). */
 export class Tx {
-  /** Copied from the committed document on first use: an operation that never reads it copies nothing. */
+  /** Copied from the lane's head on first use: an operation that never reads it copies nothing. */
   private draft: AgentDoc | null = null;
+  /** The version the draft was built on: its commit expects it (a head that was refused since is gone). */
+  private base = 0;
   private events: NewEvent[] = [];
 
   constructor(
@@ -178,7 +256,10 @@ export class Tx {
   ) {}
 
   get doc(): AgentDoc {
-    this.draft ??= copyDoc(this.cell.doc);
+    if (this.draft === null) {
+      this.draft = copyDoc(this.cell.head);
+      this.base = this.cell.headVersion;
+    }
     return this.draft;
   }
 
@@ -301,48 +382,57 @@ export class Tx {
   }
 
   /**
-   * One document copy per commit: the store owns what it is handed, so a checkpoint hands it a copy
-   * (the operation keeps mutating its draft, and may hold references into it), the end hands the draft.
+   * Hands the draft to the store and resolves once it is durable (effects run then). One
+   * document copy per commit: the store owns what it is handed, so a checkpoint hands it a copy
+   * (the operation keeps mutating its draft, and may hold references into it), the end hands the
+   * draft. Nothing to write still waits for the commits issued before: effects and answers never
+   * run ahead of the state they follow.
    */
-  private async commit(handOver: boolean): Promise<AgentEvent[]> {
+  private commit(handOver: boolean): Promise<AgentEvent[]> {
+    const effects = this.afterCommit;
+    this.afterCommit = [];
     if (!this.dirty) {
-      this.runAfterCommit();
-      return [];
+      return this.cell.whenDurable().then(() => {
+        for (const effect of effects) effect();
+        return [];
+      });
     }
     const draft = this.doc;
     draft.last_commit_at = this.env.clock.now().toISOString();
     prune(draft);
-    const roster = this.env.rosterOf(this.cell.id, draft);
+    const entry = rosterOf(draft);
+    const rosterJson = JSON.stringify(entry);
+    const roster = rosterJson === this.cell.rosterJson ? undefined : entry;
     const doc = handOver ? draft : copyDoc(draft);
-    let result;
-    try {
-      result = await this.env.store.commit({
-        agent_id: this.cell.id,
-        expected_version: this.cell.version,
-        doc,
-        events: this.events,
-        fencing_token: this.env.fencingToken(),
-        ...(roster === undefined ? {} : { roster }),
-      });
-    } catch (error) {
-      this.env.commitFailed(error);
-      throw error;
-    }
+    const events = this.events;
+    const expected = this.base;
     this.events = [];
     this.touched = false;
     // The committed document is read-only from here on: a later use of this Tx copies it again.
     if (handOver) this.draft = null;
-    this.cell.commitDone(doc, result.version);
-    this.env.bus.publish(result.events);
-    this.env.onCommitted(this.cell, roster);
-    this.runAfterCommit();
-    return result.events;
-  }
-
-  private runAfterCommit(): void {
-    const effects = this.afterCommit;
-    this.afterCommit = [];
-    for (const effect of effects) effect();
+    else this.base = expected + 1;
+    // Async, so that a fencing token refused at once fails the commit like the store would.
+    const write = async () =>
+      this.env.store.commit({
+        agent_id: this.cell.id,
+        expected_version: expected,
+        doc,
+        events,
+        fencing_token: this.env.fencingToken(),
+        ...(roster === undefined ? {} : { roster }),
+      });
+    const committed = (result: CommitResult) => {
+      this.env.bus.publish(result.events);
+      this.env.onCommitted(this.cell, roster);
+      for (const effect of effects) effect();
+    };
+    return this.cell.issue(doc, expected + 1, rosterJson, write, committed).then(
+      (result) => result.events,
+      (error: unknown) => {
+        this.env.commitFailed(error);
+        throw error;
+      },
+    );
   }
 }
 

@@ -1,5 +1,4 @@
-import type { AgentDoc } from './agent-doc.js';
-import { compactHash, rosterOf, type AgentRoster } from './roster.js';
+import { compactHash, type AgentRoster } from './roster.js';
 
 /**
  * Every agent's latest committed roster entry, resident for all agents whether their cell is
@@ -13,10 +12,9 @@ export class RosterIndex {
   /** `ids()`, until an agent is added. */
   private sorted: string[] | null = null;
 
-  /** The entry to commit with `doc`, or `undefined` when the agent's recorded entry is the same. */
-  changed(agentId: string, doc: AgentDoc): AgentRoster | undefined {
-    const entry = rosterOf(doc);
-    return JSON.stringify(entry) === this.entries.get(agentId) ? undefined : entry;
+  /** The agent's recorded entry as JSON (what a commit compares its entry with). */
+  json(agentId: string): string | undefined {
+    return this.entries.get(agentId);
   }
 
   /** Records the entry a commit carried (or boot listed). */

@@ -68,7 +68,7 @@ import {
 import type { Lease, Store } from '../store/store.js';
 import { createStore } from '../store/index.js';
 import { addSnapshot, appendRecord, type AgentDoc } from './agent-doc.js';
-import { AgentCell, parseDoc, statePath, type CellEnv, type EffectRequest, type Tx } from './agent-cell.js';
+import { AgentCell, parseDoc, statePath, type CellEnv, type EffectRequest, type RunOptions, type Tx } from './agent-cell.js';
 import type { CallbackBody, MutationOptions, Page, RuntimeApi } from './api.js';
 import { hashToken, mintToken, tokenMatches } from './capability.js';
 import { newId, systemClock, type Clock } from './clock.js';
@@ -80,7 +80,7 @@ import { ScriptedRunner } from './scripted-runner.js';
 import { buildSnapshot, migrateSnapshot, verifySnapshot } from './snapshots.js';
 import { assembleSummary, statechartOf, triggerSummary, workItemView } from './summary.js';
 import { TimerAlarms } from './timers.js';
-import { AgentRoster, needsRecovery } from './roster.js';
+import { AgentRoster, needsRecovery, rosterOf } from './roster.js';
 import { RosterIndex } from './roster-index.js';
 import type { TurnRunner } from './turn-runner.js';
 import { TurnOffers } from './turn-offers.js';
@@ -258,7 +258,6 @@ export class Runtime implements RuntimeApi {
         this.shardOf.get(agentId)?.send({ type: 'AGENT.DETACHED', agentId });
         this.shardOf.delete(agentId);
       },
-      rosterOf: (agentId, doc) => this.roster.changed(agentId, doc),
       onCommitted: (cell, roster) => {
         this.lastCommitAt = this.clock.now().toISOString();
         if (roster) this.roster.set(cell.id, roster);
@@ -425,6 +424,7 @@ export class Runtime implements RuntimeApi {
           return null;
         }
         const cell = new AgentCell(agentId, parseDoc(stored.doc), stored.version, this.env);
+        cell.rosterJson = this.roster.json(agentId);
         this.cells.set(agentId, cell);
         this.dueAgents.disarm(agentId, DUE_AGENT);
         this.armTimers(cell.doc);
@@ -445,7 +445,7 @@ export class Runtime implements RuntimeApi {
   }
 
   /** A mutation of a live (non-terminated) agent, serialized in its lane. */
-  private async mutate<T>(agentId: string, operation: (tx: Tx) => Promise<T>, options: { allowTerminated?: boolean; expected_version?: number } = {}): Promise<T> {
+  private async mutate<T>(agentId: string, operation: (tx: Tx) => Promise<T>, options: { allowTerminated?: boolean; expected_version?: number } & RunOptions = {}): Promise<T> {
     const cell = await this.cell(agentId);
     const result = await cell.run(async (tx) => {
       if (!options.allowTerminated && tx.doc.state.phase === 'terminated') {
@@ -458,7 +458,7 @@ export class Runtime implements RuntimeApi {
         });
       }
       return operation(tx);
-    });
+    }, { pipelined: options.pipelined ?? false });
     this.kick(agentId);
     return result;
   }
@@ -938,7 +938,7 @@ export class Runtime implements RuntimeApi {
         return;
       }
       this.finishTurn(tx, offer.run_id, result);
-    }).catch(() => undefined);
+    }, { pipelined: true }).catch(() => undefined);
   }
 
   /** Applies a turn's result in one commit; the machine decides where the agent goes next. */
@@ -1203,41 +1203,62 @@ export class Runtime implements RuntimeApi {
   }
 
   /** Starts a queued command task once its creation is committed. */
+  /** Agent id → tasks whose launch is queued: one operation launches every task queued by then. */
+  private readonly launches = new Map<string, Set<string>>();
+
+  /**
+   * Launches the task once the operation creating it is done. The launch is an operation of its
+   * own, which starts only once the commit recording the start is durable (never pipelined), so a
+   * crash cannot leave a process without its record; tasks created meanwhile share it.
+   */
   private launchAfterCommit(agentId: string, taskId: string): void {
-    setImmediate(() => void this.launchTask(agentId, taskId).catch(() => undefined));
+    const queued = this.launches.get(agentId);
+    if (queued) {
+      queued.add(taskId);
+      return;
+    }
+    this.launches.set(agentId, new Set([taskId]));
+    setImmediate(() => void this.launchTasks(agentId).catch(() => undefined));
   }
 
-  private async launchTask(agentId: string, taskId: string): Promise<void> {
+  private async launchTasks(agentId: string): Promise<void> {
     if (this.leaseLost || this.closing) return;
     const cell = await this.cell(agentId);
     await cell.run(async (tx) => {
-      const task = tx.doc.tasks.find((t) => t.id === taskId);
-      if (!task || task.status !== 'queued' || !task.cmd) return;
-      const handle = startCommand({
-        cmd: task.cmd,
-        ...(task.workdir ? { cwd: task.workdir } : {}),
-        ...(this.taskEnv.get(taskId) ? { env: this.taskEnv.get(taskId) as Record<string, string> } : {}),
-        acceptsInput: task.accepts_input,
-        timeoutMs: task.timeout_ms,
-        artifactPath: this.artifactPath(agentId, taskId),
-        killGraceMs: this.options.killGraceMs,
-      });
-      this.taskEnv.delete(taskId);
-      this.live.set(taskId, { handle });
-      void handle.result.then((result) => this.onTaskResult(agentId, taskId, result));
-      const effect = tx.doc.effects.find((e) => e.idempotency_key === `start_command:${taskId}`);
-      if (effect) {
-        effect.status = handle.pid === null ? 'failed' : 'done';
-        effect.finished_at = tx.now.toISOString();
-        effect.detail = { ...effect.detail, pid: handle.pid };
-      }
-      // No pid: the process never started (bad cwd ...); the task fails from Queued on its result.
-      if (handle.pid === null) return;
-      task.status = 'running';
-      task.updated_at = tx.now.toISOString();
-      this.taskEvent(tx, taskId, { type: 'START' });
-      tx.emit('task_status_changed', { task_id: taskId, status: 'running', pid: handle.pid });
+      const taskIds = this.launches.get(agentId) ?? new Set<string>();
+      this.launches.delete(agentId);
+      for (const taskId of taskIds) this.launchTask(tx, taskId);
     });
+  }
+
+  private launchTask(tx: Tx, taskId: string): void {
+    const agentId = tx.cell.id;
+    const task = tx.doc.tasks.find((t) => t.id === taskId);
+    if (!task || task.status !== 'queued' || !task.cmd) return;
+    const handle = startCommand({
+      cmd: task.cmd,
+      ...(task.workdir ? { cwd: task.workdir } : {}),
+      ...(this.taskEnv.get(taskId) ? { env: this.taskEnv.get(taskId) as Record<string, string> } : {}),
+      acceptsInput: task.accepts_input,
+      timeoutMs: task.timeout_ms,
+      artifactPath: this.artifactPath(agentId, taskId),
+      killGraceMs: this.options.killGraceMs,
+    });
+    this.taskEnv.delete(taskId);
+    this.live.set(taskId, { handle });
+    void handle.result.then((result) => this.onTaskResult(agentId, taskId, result));
+    const effect = tx.doc.effects.find((e) => e.idempotency_key === `start_command:${taskId}`);
+    if (effect) {
+      effect.status = handle.pid === null ? 'failed' : 'done';
+      effect.finished_at = tx.now.toISOString();
+      effect.detail = { ...effect.detail, pid: handle.pid };
+    }
+    // No pid: the process never started (bad cwd ...); the task fails from Queued on its result.
+    if (handle.pid === null) return;
+    task.status = 'running';
+    task.updated_at = tx.now.toISOString();
+    this.taskEvent(tx, taskId, { type: 'START' });
+    tx.emit('task_status_changed', { task_id: taskId, status: 'running', pid: handle.pid });
   }
 
   private taskEvent(tx: Tx, taskId: string, event: { type: 'START' } | { type: 'EXITED'; exitCode: number } | { type: 'TIMED_OUT' } | { type: 'STOP' } | { type: 'INTERRUPT'; reason: string } | { type: 'SPAWN_FAILED'; reason: string } | { type: 'INPUT' }): void {
@@ -1261,7 +1282,7 @@ export class Runtime implements RuntimeApi {
       else this.taskEvent(tx, taskId, { type: 'EXITED', exitCode: result.exit_code ?? -1 });
       task.result_text = live.handle.preview(2000);
       this.finishTaskRecord(tx, task, { status, exit_code: result.exit_code, reason: result.reason }, { enqueueResult: tx.doc.state.status !== 'stopped' });
-    }, { allowTerminated: true }).catch(() => undefined);
+    }, { allowTerminated: true, pipelined: true }).catch(() => undefined);
   }
 
   /** A task's terminal record, its result message and the exact wait it satisfies, in one commit. */
@@ -1409,16 +1430,17 @@ export class Runtime implements RuntimeApi {
     cell.ensureActor();
     doc.machine = cell.actor?.getPersistedSnapshot() ?? null;
     let created;
-    const roster = this.roster.changed(agentId, doc);
+    const roster = rosterOf(doc);
     try {
-      created = await this.store.commit({ agent_id: agentId, expected_version: null, doc, events: [{ type: 'agent_created', payload: { agent_id: agentId, mission: doc.identity.mission }, ts: now }], fencing_token: this.fencingToken(), ...(roster ? { roster } : {}) });
+      created = await this.store.commit({ agent_id: agentId, expected_version: null, doc, events: [{ type: 'agent_created', payload: { agent_id: agentId, mission: doc.identity.mission }, ts: now }], fencing_token: this.fencingToken(), roster });
     } catch (error) {
       cell.passivate();
       if (error instanceof DomainError && error.code === 'version_conflict') throw new DomainError('agent_exists', `agent ${agentId} already exists`, { agent_id: agentId });
       throw error;
     }
     cell.commitDone(doc, created.version);
-    if (roster) this.roster.set(agentId, roster);
+    cell.rosterJson = JSON.stringify(roster);
+    this.roster.set(agentId, roster);
     this.cells.set(agentId, cell);
     this.bus.publish(created.events);
     // Steps 3–6: checks, trigger + lease, first snapshot, commit to Active.
@@ -1678,7 +1700,7 @@ export class Runtime implements RuntimeApi {
       tx.emit('message_queued', { message_id: envelope.id, kind: envelope.kind, priority: envelope.priority });
       if (delivery) this.recordDelivery(tx, delivery, 'enqueued');
       return { agent_id: agentId, message_id: envelope.id };
-    }, options);
+    }, { ...options, pipelined: true });
   }
 
   async prompt(agentId: string, request: PromptRequest, options: MutationOptions = {}): Promise<MessageAccepted> {
@@ -1723,7 +1745,7 @@ export class Runtime implements RuntimeApi {
       }
       if (delivery) this.recordDelivery(tx, delivery, disposition);
       return { agent_id: agentId, disposition };
-    });
+    }, { pipelined: true });
   }
 
   private emitWakeTick(tx: Tx, reason: string, source: string | null, createdAt: string, triggerId: string | null = null): void {
@@ -1910,7 +1932,7 @@ export class Runtime implements RuntimeApi {
       const task = this.createTaskRecord(tx, { summary: req.summary, cmd: req.cmd, accepts_input: req.accepts_input, ...(req.workdir ? { workdir: req.workdir } : {}), ...(req.timeout_ms ? { timeout_ms: req.timeout_ms } : {}), ...(req.work_item_id ? { work_item_id: req.work_item_id } : {}) }, null);
       if (req.env) this.taskEnv.set(task.id, req.env);
       return task;
-    });
+    }, { pipelined: true });
     this.launchAfterCommit(agentId, task.id);
     return task;
   }

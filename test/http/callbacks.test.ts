@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentStateView } from '../../src/domain/index.js';
 import { CallbackResponse, TriggerCreatedResponse } from '../../src/http/schemas.js';
-import { call, createAgent, expectError, serverSession, type Wire } from './helpers.js';
+import { call, createAgent, expectError, serverSession, settled, type Wire } from './helpers.js';
 
 const CONTROL_TOKEN = 'control-token-for-log-test';
 const { api, server } = serverSession({ captureLogs: true, token: CONTROL_TOKEN });
@@ -38,6 +38,8 @@ describe('POST /callbacks/wake/:token', () => {
   it('answers 403 for an unknown token or the wrong mode, with no side effect and no token echoed', async () => {
     const agent = await createAgent(api);
     const token = agent.token;
+    // Its own sleep after creation would add events between the two counts.
+    await settled(api, agent.id);
     const before = await newestSeq(agent.id);
     const unknown = await call(server().base, 'POST', '/callbacks/wake/not-a-real-token', { raw: 'x' });
     expectError(unknown, 403, 'forbidden');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentStateView } from '../../src/domain/index.js';
 import { MessageAcceptedResponse, WakeResponse } from '../../src/http/schemas.js';
-import { createAgent, expectError, serverSession, type Wire } from './helpers.js';
+import { createAgent, expectError, serverSession, settled, type Wire } from './helpers.js';
 
 const { api, server } = serverSession();
 
@@ -94,6 +94,8 @@ describe('POST /api/agents/:id/enqueue', () => {
     ['a kind/origin mismatch', { kind: 'webhook_event', origin: { kind: 'channel', channel_id: 'c' } }],
   ])('answers 403 forbidden for %s before schema strictness', async (_label, body) => {
     const agent = await createAgent(api);
+    // Its own sleep after creation would add events between the two counts.
+    await settled(api, agent.id);
     const before = await eventCount(agent.id);
     expectError(await api.post(`/api/agents/${agent.id}/enqueue`, body), 403, 'forbidden');
     expect(await eventCount(agent.id)).toBe(before);

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { DomainError } from '../../src/domain/index.js';
+import { Runtime } from '../../src/runtime/runtime.js';
+import { MemoryStore, type Commit, type CommitResult } from '../../src/store/index.js';
+import { untilAsleep } from './helpers.js';
+
+/** Holds every commit that queues a message until the test releases (or fails) it; the rest pass. */
+class GatedStore extends MemoryStore {
+  held: Array<{ commit: Commit; release: (fail?: DomainError) => void }> = [];
+
+  override commit(commit: Commit): Promise<CommitResult> {
+    if (!commit.events.some((e) => e.type === 'message_queued')) return super.commit(commit);
+    return new Promise((resolve, reject) => {
+      this.held.push({
+        commit,
+        release: (fail) => (fail ? reject(fail) : super.commit(commit).then(resolve, reject)),
+      });
+    });
+  }
+}
+
+async function gatedAgent(): Promise<{ runtime: Runtime; store: GatedStore }> {
+  const store = new GatedStore();
+  const runtime = await Runtime.open({ store, nodeId: 'pipelined' });
+  await runtime.createAgent({ agent_id: 'p', config: { turn_runner: 'http_worker' } });
+  await untilAsleep(runtime, 'p');
+  return { runtime, store };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('pipelined lane', () => {
+  it('starts the next input while the last commit is not durable, and answers each caller only once its own commit is', async () => {
+    const { runtime, store } = await gatedAgent();
+    try {
+      const answered: string[] = [];
+      const prompts = ['one', 'two', 'three'].map((text) => runtime.prompt('p', { text }).then((r) => answered.push(text) && r));
+      for (let i = 0; i < 5; i++) await tick();
+      // All three were handed to the store, each built on the one before; nobody heard back.
+      const base = store.held[0]?.commit.expected_version ?? -1;
+      expect(store.held.map((h) => h.commit.expected_version)).toEqual([base, base + 1, base + 2]);
+      expect(answered).toEqual([]);
+      // Readers see durable state only.
+      expect((await runtime.getState('p')).queue).toEqual([]);
+      store.held[0]?.release();
+      await tick();
+      expect(answered).toEqual(['one']);
+      store.held[1]?.release();
+      store.held[2]?.release();
+      await Promise.all(prompts);
+      expect(answered).toEqual(['one', 'two', 'three']);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('a refused commit fails the inputs built on it and the lane goes on from the durable state', async () => {
+    const { runtime, store } = await gatedAgent();
+    try {
+      const results = ['kept', 'refused', 'built on refused'].map((text) => runtime.prompt('p', { text }).then(() => 'ok', (e: DomainError) => e.code));
+      for (let i = 0; i < 5; i++) await tick();
+      expect(store.held).toHaveLength(3);
+      store.held[0]?.release();
+      store.held[1]?.release(new DomainError('store_unavailable', 'disk full'));
+      store.held[2]?.release();
+      expect(await Promise.all(results)).toEqual(['ok', 'store_unavailable', 'version_conflict']);
+      // The agent goes on from what was durable: the first input is there, the others are not, and a new one is taken.
+      const next = runtime.prompt('p', { text: 'after' });
+      for (let i = 0; i < 5; i++) await tick();
+      store.held.at(-1)?.release();
+      await next;
+      const texts = (await runtime.getState('p')).queue.map((m) => (m.body.type === 'text' ? m.body.text : ''));
+      expect(texts.filter((t) => t !== '')).toEqual(expect.arrayContaining(['kept', 'after']));
+      expect(texts).not.toContain('refused');
+      expect(texts).not.toContain('built on refused');
+    } finally {
+      for (const held of store.held) held.release();
+      await runtime.close();
+    }
+  });
+});
