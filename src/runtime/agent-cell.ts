@@ -11,7 +11,7 @@ import {
   TRANSITIONAL_PHASES,
 } from '../domain/index.js';
 import type { CommitResult, NewEvent, Store } from '../store/store.js';
-import { addTransition, AgentDoc, copyDoc, prune } from './agent-doc.js';
+import { addTransition, AgentDoc, copyDoc, prune, reshare } from './agent-doc.js';
 import type { Clock } from './clock.js';
 import { newId } from './clock.js';
 import type { EventBus } from './event-bus.js';
@@ -399,6 +399,8 @@ export class Tx {
     }
     const draft = this.doc;
     draft.last_commit_at = this.env.clock.now().toISOString();
+    // Only a draft handed over is never used again: a checkpoint's draft goes on being edited.
+    if (handOver) reshare(draft, this.cell.head);
     prune(draft);
     const entry = rosterOf(draft);
     const rosterJson = JSON.stringify(entry);

@@ -91,26 +91,70 @@ const settledEffect = (e: AgentDoc['effects'][number]) => e.status !== 'started'
  * written (they are added, dropped or replaced whole), so the copy shares them. The containers
  * are shared too while they hold nothing else (transitions and snapshots always), because the
  * only code that adds to them replaces them (`appendRecord`, `addTransition`, `addSnapshot`):
- * an unchanged list keeps its identity, and the lowdb store does not log it again. Everything
- * else is copied. Copying deep on every operation
- * was most of the runtime's CPU time. Code that edits a shared part in place would change
- * committed state: replace it instead (test/runtime/committed-docs.test.ts).
+ * an unchanged list keeps its identity, and the lowdb store does not log it again. Open records
+ * are copied one level deep (code assigns their fields, and replaces anything nested), so
+ * `reshare` can put back the ones an operation left alone. Everything else is copied deep.
+ * Copying everything deep on every operation was most of the runtime's CPU time. Code that edits
+ * a shared part in place would change committed state: replace it instead
+ * (test/runtime/committed-docs.test.ts).
  */
 export function copyDoc(doc: AgentDoc): AgentDoc {
   const { transitions, snapshots, machine, queue, tasks, effects, ...rest } = doc;
-  const [copy, openMessages, openTasks, openEffects] = cloneJson([
-    rest,
-    queue.filter((m) => !settledMessage(m)),
-    tasks.filter((t) => !finishedTask(t)),
-    effects.filter((e) => !settledEffect(e)),
-  ]) as [AgentDoc, AgentDoc['queue'], AgentDoc['tasks'], AgentDoc['effects']];
-  copy.queue = sharingSettled(queue, settledMessage, openMessages);
-  copy.tasks = sharingSettled(tasks, finishedTask, openTasks);
-  copy.effects = sharingSettled(effects, settledEffect, openEffects);
+  const copy = cloneJson(rest) as AgentDoc;
+  copy.queue = copyOpen(queue, settledMessage);
+  copy.tasks = copyOpen(tasks, finishedTask);
+  copy.effects = copyOpen(effects, settledEffect);
   copy.machine = machine;
   copy.transitions = transitions;
   copy.snapshots = snapshots;
   return copy;
+}
+
+/** Open record copy → the record it was copied from. */
+const copiedFrom = new WeakMap<object, object>();
+
+/** `items` with each unsettled one replaced by a shallow copy; `items` itself when all are settled. */
+function copyOpen<T extends object>(items: T[], settled: (item: T) => boolean): T[] {
+  let copied = false;
+  const out = items.map((item) => {
+    if (settled(item)) return item;
+    copied = true;
+    const copy = { ...item };
+    copiedFrom.set(copy, item);
+    return copy;
+  });
+  return copied ? out : items;
+}
+
+/**
+ * Before a draft is committed for good (it is not used afterwards): each open record the
+ * operation did not change goes back to the very object it was copied from, and a list whose
+ * records all did goes back to `base`'s list. Unchanged parts keep their identity, so the next
+ * copy, the lowdb store's JSON cache and its change log skip them.
+ */
+export function reshare(doc: AgentDoc, base: AgentDoc): void {
+  doc.queue = reshareList(doc.queue, base.queue);
+  doc.tasks = reshareList(doc.tasks, base.tasks);
+  doc.effects = reshareList(doc.effects, base.effects);
+}
+
+function reshareList<T extends object>(list: T[], base: T[]): T[] {
+  if (list === base) return list;
+  let same = list.length === base.length;
+  const out = list.map((item, i) => {
+    const original = copiedFrom.get(item) as T | undefined;
+    const kept = original !== undefined && shallowEqual(item, original) ? original : item;
+    if (kept !== base[i]) same = false;
+    return kept;
+  });
+  return same ? base : out;
+}
+
+function shallowEqual(a: object, b: object): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) if ((a as Record<string, unknown>)[key] !== (b as Record<string, unknown>)[key]) return false;
+  return true;
 }
 
 type RecordList = 'queue' | 'tasks' | 'effects';
@@ -128,13 +172,6 @@ export function addTransition(doc: AgentDoc, record: AgentDoc['transitions'][str
 /** Keeps a snapshot in `doc` without editing a container a committed document may share. */
 export function addSnapshot(doc: AgentDoc, snapshot: Snapshot): void {
   doc.snapshots = [...doc.snapshots, snapshot];
-}
-
-/** `items` with each unsettled one replaced by its copy, in order; `items` itself when all are settled (lists are appended to by `appendRecord`). */
-function sharingSettled<T>(items: T[], settled: (item: T) => boolean, copies: readonly T[]): T[] {
-  if (copies.length === 0) return items;
-  let next = 0;
-  return items.map((item) => (settled(item) ? item : (copies[next++] as T)));
 }
 
 export const RECENT_KEYS_LIMIT = 512;

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { appendRecord, copyDoc, reshare } from '../../src/runtime/agent-doc.js';
+import { Runtime } from '../../src/runtime/runtime.js';
+import { MemoryStore } from '../../src/store/index.js';
+import { untilAsleep } from './helpers.js';
+
+/** A real agent document, with at least one message to shape test messages after. */
+async function docWithOpenMessages() {
+  const store = new MemoryStore();
+  const runtime = await Runtime.open({ store, nodeId: 'copy-doc' });
+  await runtime.createAgent({ agent_id: 'c', config: { turn_runner: 'http_worker', model: 'external' } });
+  await untilAsleep(runtime, 'c');
+  await runtime.prompt('c', { text: 'a message to copy the shape of' });
+  const doc = (await store.loadAgent('c'))?.doc;
+  await runtime.close();
+  return structuredClone(doc) as Parameters<typeof copyDoc>[0];
+}
+
+describe('copyDoc and reshare', () => {
+  it('an operation that changes nothing commits the very lists and records it started from', async () => {
+    const base = await docWithOpenMessages();
+    base.queue = [
+      { ...(base.queue[0] ?? ({} as never)), id: 'open-1', status: 'queued' },
+      { ...(base.queue[0] ?? ({} as never)), id: 'open-2', status: 'queued' },
+    ];
+    const draft = copyDoc(base);
+    expect(draft.queue).not.toBe(base.queue);
+    expect(draft.queue[0]).not.toBe(base.queue[0]);
+    expect(draft.queue[0]).toEqual(base.queue[0]);
+    expect(draft.transitions).toBe(base.transitions);
+    reshare(draft, base);
+    expect(draft.queue).toBe(base.queue);
+  });
+
+  it('keeps the copy of an edited record, and puts back the others', async () => {
+    const base = await docWithOpenMessages();
+    base.queue = ['a', 'b', 'c'].map((id) => ({ ...(base.queue[0] ?? ({} as never)), id, status: 'queued' as const }));
+    const draft = copyDoc(base);
+    const edited = draft.queue[1];
+    if (edited) edited.status = 'dequeued';
+    reshare(draft, base);
+    expect(draft.queue).not.toBe(base.queue);
+    expect(draft.queue[0]).toBe(base.queue[0]);
+    expect(draft.queue[1]).toBe(edited);
+    expect(draft.queue[2]).toBe(base.queue[2]);
+    expect(base.queue[1]?.status).toBe('queued');
+  });
+
+  it('a list appended to stays new while its old records go back to the originals', async () => {
+    const base = await docWithOpenMessages();
+    base.queue = [{ ...(base.queue[0] ?? ({} as never)), id: 'a', status: 'queued' as const }];
+    const draft = copyDoc(base);
+    appendRecord(draft, 'queue', { ...(base.queue[0] ?? ({} as never)), id: 'b' });
+    reshare(draft, base);
+    expect(draft.queue).toHaveLength(2);
+    expect(draft.queue[0]).toBe(base.queue[0]);
+    expect(base.queue).toHaveLength(1);
+  });
+
+  it('a list with no open record is shared by the copy until something is appended', async () => {
+    const base = await docWithOpenMessages();
+    base.queue = base.queue.map((m) => ({ ...m, status: 'processed' as const }));
+    const draft = copyDoc(base);
+    expect(draft.queue).toBe(base.queue);
+    appendRecord(draft, 'queue', { ...(base.queue[0] ?? ({} as never)), id: 'new', status: 'queued' });
+    expect(base.queue.some((m) => m.id === 'new')).toBe(false);
+  });
+});
