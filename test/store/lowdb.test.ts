@@ -15,8 +15,8 @@ storeContract('lowdb', async () => new LowdbStore({ dataDir: await dirs.make() }
 describe('lowdb store on disk', () => {
   const opened: LowdbStore[] = [];
 
-  async function openStore(dataDir: string, exclusiveProcessLock = true, checkpointBytes?: number): Promise<LowdbStore> {
-    const store = new LowdbStore({ dataDir, exclusiveProcessLock, ...(checkpointBytes === undefined ? {} : { checkpointBytes }) });
+  async function openStore(dataDir: string, exclusiveProcessLock = true, checkpointBytes?: number, checkpointAgents?: number): Promise<LowdbStore> {
+    const store = new LowdbStore({ dataDir, exclusiveProcessLock, ...(checkpointBytes === undefined ? {} : { checkpointBytes }), ...(checkpointAgents === undefined ? {} : { checkpointAgents }) });
     await store.open();
     opened.push(store);
     return store;
@@ -403,6 +403,35 @@ describe('lowdb store on disk', () => {
       await store.checkpoint();
       expect(await walFiles(dataDir)).toEqual([]);
       expect(await readFile(join(dataDir, 'roster.tsv'), 'utf8')).toContain('agent-2\t1\t0\t\n');
+    });
+
+    it('checkpoints by itself once checkpointAgents agents have commits the files lack, however small the log', async () => {
+      const dataDir = await dirs.make();
+      const store = await openStore(dataDir, true, undefined, 3);
+      const lease = await store.acquireLease('a', TTL_MS, T0);
+      await store.commit(commitOf(lease, 'agent-1', null, { n: 1 }));
+      await store.commit(commitOf(lease, 'agent-2', null, { n: 1 }));
+      expect(store.residentState().uncheckpointedAgents).toBe(2);
+      // The third agent's commit reaches the bound: the round it queues writes all three.
+      await store.commit(commitOf(lease, 'agent-3', null, { n: 1 }));
+      await store.checkpoint();
+      expect(store.residentState().uncheckpointedAgents).toBe(0);
+      expect(await walFiles(dataDir)).toEqual([]);
+      for (const agent of ['agent-1', 'agent-2', 'agent-3']) {
+        expect(JSON.parse(await readFile(join(dataDir, 'agents', agent, 'doc.json'), 'utf8'))).toMatchObject({ version: 1, doc: { n: 1 } });
+      }
+    });
+
+    it('keeps an evicted agent\'s uncheckpointed version readable, as text', async () => {
+      const dataDir = await dirs.make();
+      const store = await openStore(dataDir);
+      const lease = await store.acquireLease('a', TTL_MS, T0);
+      const doc = { list: [{ a: 1 }] };
+      await store.commit(commitOf(lease, 'agent-1', null, doc));
+      store.evictAgent('agent-1');
+      // What the store serialized at eviction is what it returns, whatever becomes of the caller's objects.
+      (doc.list[0] as { a: number }).a = 2;
+      expect(await store.loadAgent('agent-1')).toEqual({ version: 1, doc: { list: [{ a: 1 }] }, last_event_seq: 0 });
     });
 
     it('acknowledges a commit with the log append alone: the agent files are written by the next checkpoint round', async () => {

@@ -23,10 +23,17 @@ export interface AgentWrite {
   rosterJson: string | undefined;
 }
 
-/** `make()`, called at most once. */
+/** `make()`, called at most once; `make` (and what it holds) is let go afterwards. */
 export function once(make: () => string): () => string {
   let text: string | undefined;
-  return () => (text ??= make());
+  let maker: (() => string) | undefined = make;
+  return () => {
+    if (text === undefined && maker !== undefined) {
+      text = maker();
+      maker = undefined;
+    }
+    return text as string;
+  };
 }
 
 /** `{version, last_event_seq, doc, roster?}` from already serialized parts (nothing is stringified twice). */

@@ -50,6 +50,8 @@ export interface WriterContext extends CheckpointTargets {
   mayCheckpoint(): Promise<boolean>;
   /** Log bytes after which a checkpoint starts by itself. */
   checkpointBytes: number;
+  /** Agents with uncheckpointed commits after which a checkpoint starts by itself. */
+  checkpointAgents: number;
   /** Serializes documents and patches, reusing the JSON of the parts earlier commits shared. */
   docJson: DocJson;
 }
@@ -139,7 +141,8 @@ export class CommitWriter {
       else commits.push(job);
     }
     if (commits.length > 0) await this.write(commits);
-    if (this.ctx.wal.bytesSinceRotation >= this.ctx.checkpointBytes && !this.roundQueued) {
+    const due = this.ctx.wal.bytesSinceRotation >= this.ctx.checkpointBytes || this.ctx.uncheckpointed.openSize >= this.ctx.checkpointAgents;
+    if (due && !this.roundQueued) {
       this.roundQueued = true;
       // A failed round leaves its log files for the next one; nothing is lost by ignoring it here.
       this.checkpoint()

@@ -26,8 +26,16 @@ export interface LowdbStoreOptions {
    * that run two processes on one directory to exercise lease takeover turn it off.
    */
   exclusiveProcessLock?: boolean;
-  /** Write-ahead log bytes after which a checkpoint starts (default 16 MiB). */
+  /**
+   * A checkpoint round starts once the write-ahead log holds this many bytes since the last one
+   * (default 16 MiB, e.g. `4 * 1024 * 1024` for shorter recoveries).
+   */
   checkpointBytes?: number;
+  /**
+   * ... or once this many agents have commits the files lack (default 4,096): what bounds the
+   * memory holding them, now that a log record holds only a document's changes (e.g. `1024`).
+   */
+  checkpointAgents?: number;
 }
 
 /** Per-agent state kept in memory, for tests of eviction and boundedness. */
@@ -39,6 +47,7 @@ export interface LowdbResidentState {
 }
 
 const DEFAULT_CHECKPOINT_BYTES = 16 * 1024 * 1024;
+const DEFAULT_CHECKPOINT_AGENTS = 4096;
 
 /**
  * The embedded store: a shared write-ahead log that makes commits durable (one fdatasync per
@@ -89,6 +98,7 @@ export class LowdbStore implements Store {
       wal: this.wal,
       rosterPath: join(this.location, 'roster.tsv'),
       checkpointBytes: options.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES,
+      checkpointAgents: options.checkpointAgents ?? DEFAULT_CHECKPOINT_AGENTS,
       docJson: this.docJson,
       ensureRepaired: (agent_id) => (this.repaired.has(agent_id) || !this.isWriter() ? null : this.ensureRepaired(agent_id)),
       mayCheckpoint: () => this.mayCheckpoint(),
@@ -201,6 +211,8 @@ export class LowdbStore implements Store {
     assertAgentId(agent_id);
     this.handles.closeUnder(`${this.files.dir(agent_id)}${sep}`);
     this.writer.forget(agent_id);
+    // Until the next round writes it, its latest version is kept as text, not as the caller's objects.
+    this.uncheckpointed.write(agent_id)?.docJson();
   }
 
   /** Counts of what the store holds in memory (tests: eviction and boundedness). */

@@ -25,6 +25,11 @@ export class Uncheckpointed {
     return n;
   }
 
+  /** Distinct agents committed since the running round (or the last one) began. */
+  get openSize(): number {
+    return this.open.size;
+  }
+
   /** After recovery: what the files lack (nothing when this instance repaired them). */
   replace(agents: Map<string, UncheckpointedAgent>): void {
     this.open = agents;
