@@ -93,6 +93,8 @@ export class CommitWriter {
    * before. Most commits change a few fields of a document of tens of kilobytes.
    */
   private logged = new Map<string, LoggedDoc>();
+  /** The running round's file writes (settled, never rejecting), while one runs. */
+  private writing: Promise<void> | null = null;
 
   constructor(private readonly ctx: WriterContext) {}
 
@@ -140,6 +142,8 @@ export class CommitWriter {
       if ('checkpoint' in job) await this.startRound(job);
       else commits.push(job);
     }
+    // Back-pressure: commits outrunning the rounds would hold ever more agents in memory.
+    if (commits.length > 0 && this.writing !== null && this.ctx.uncheckpointed.openSize >= 2 * this.ctx.checkpointAgents) await this.writing;
     if (commits.length > 0) await this.write(commits);
     const due = this.ctx.wal.bytesSinceRotation >= this.ctx.checkpointBytes || this.ctx.uncheckpointed.openSize >= this.ctx.checkpointAgents;
     if (due && !this.roundQueued) {
@@ -170,12 +174,16 @@ export class CommitWriter {
       this.dirty = new Map();
       this.rosterStale = false;
       const capture = { walFiles, dirty, written: this.ctx.uncheckpointed.seal(), entries: this.ctx.index.snapshot() };
-      writeCheckpoint(capture, this.ctx).then(
+      const writing = writeCheckpoint(capture, this.ctx);
+      this.writing = writing.catch(() => undefined);
+      writing.then(
         () => {
+          this.writing = null;
           this.ctx.uncheckpointed.settle();
           request.resolve();
         },
         (err: unknown) => {
+          this.writing = null;
           this.ctx.wal.restore(walFiles);
           this.ctx.uncheckpointed.unseal();
           // The files may hold part of the round's events: writing them again could repeat lines,

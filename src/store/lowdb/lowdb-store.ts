@@ -32,7 +32,7 @@ export interface LowdbStoreOptions {
    */
   checkpointBytes?: number;
   /**
-   * ... or once this many agents have commits the files lack (default 4,096): what bounds the
+   * ... or once this many agents have commits the files lack (default 1,024): what bounds the
    * memory holding them, now that a log record holds only a document's changes (e.g. `1024`).
    */
   checkpointAgents?: number;
@@ -47,7 +47,7 @@ export interface LowdbResidentState {
 }
 
 const DEFAULT_CHECKPOINT_BYTES = 16 * 1024 * 1024;
-const DEFAULT_CHECKPOINT_AGENTS = 4096;
+const DEFAULT_CHECKPOINT_AGENTS = 1024;
 
 /**
  * The embedded store: a shared write-ahead log that makes commits durable (one fdatasync per
