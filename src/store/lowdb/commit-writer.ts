@@ -3,7 +3,7 @@ import { DomainError } from '../../domain/index.js';
 import { assertExpectedVersion, eventId } from '../shared/commit-rules.js';
 import { assertFence } from '../shared/lease-rules.js';
 import type { CommitResult, NewEvent } from '../store.js';
-import { once } from './agent-files.js';
+import { once } from './lazy-text.js';
 import type { AgentWrite } from './agent-files.js';
 import { toJson } from './doc-json.js';
 import type { DocJson } from './doc-json.js';

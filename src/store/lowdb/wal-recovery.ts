@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { DomainError } from '../../domain/index.js';
-import { once } from './agent-files.js';
+import { once } from './lazy-text.js';
 import type { AgentFiles, AgentWrite } from './agent-files.js';
 import type { DirtyAgents } from './checkpoint.js';
 import type { EventLine } from './event-log.js';
