@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DocJson } from '../../src/store/lowdb/doc-json.js';
+import { z } from 'zod';
+import { applyFieldDelta, DocJson, FieldDelta } from '../../src/store/lowdb/doc-json.js';
 
 describe('DocJson', () => {
   it('writes exactly what JSON.stringify writes, left-out values included', () => {
@@ -41,7 +42,15 @@ describe('DocJson', () => {
 });
 
 describe('DocJson.patch', () => {
-  const lay = (previous: unknown, patch: string) => ({ ...(previous as object), ...(JSON.parse(patch) as object) });
+  type Patch = NonNullable<ReturnType<DocJson['patch']>>;
+  /** What recovery does with a record's `p` and `q`. */
+  const lay = (previous: unknown, patch: Patch) => {
+    const before = previous as Record<string, unknown>;
+    const doc: Record<string, unknown> = { ...before, ...(JSON.parse(patch.fields) as object) };
+    const deltas = z.record(z.string(), FieldDelta).parse(JSON.parse(patch.deltas ?? '{}'));
+    for (const [field, delta] of Object.entries(deltas)) doc[field] = applyFieldDelta(before[field], delta);
+    return doc;
+  };
 
   it('holds only the fields that are not the same objects or values, and lays over the previous document to give the new one', () => {
     const json = new DocJson();
@@ -50,8 +59,9 @@ describe('DocJson.patch', () => {
     const next = { state: { phase: 'sleeping' }, history: shared, count: 2, name: 'a' };
     json.stringify(previous);
     json.stringify(next);
-    const patch = json.patch(next, previous) as string;
-    expect(JSON.parse(patch)).toEqual({ state: { phase: 'sleeping' }, count: 2 });
+    const patch = json.patch(next, previous) as Patch;
+    expect(JSON.parse(patch.fields)).toEqual({ state: { phase: 'sleeping' }, count: 2 });
+    expect(patch.deltas).toBeNull();
     expect(JSON.stringify(lay(previous, patch))).toBe(JSON.stringify(next));
   });
 
@@ -59,8 +69,8 @@ describe('DocJson.patch', () => {
     const json = new DocJson();
     const previous = { state: { phase: 'active' } };
     const next = { state: { phase: 'active' } };
-    expect(JSON.parse(json.patch(next, previous) as string)).toEqual({ state: { phase: 'active' } });
-    expect(json.patch(previous, previous)).toBe('{}');
+    expect(JSON.parse((json.patch(next, previous) as Patch).fields)).toEqual({ state: { phase: 'active' } });
+    expect(json.patch(previous, previous)).toEqual({ fields: '{}', deltas: null });
   });
 
   it('refuses (null) what a patch cannot say: removed fields, fields becoming undefined, non-objects', () => {
@@ -74,7 +84,45 @@ describe('DocJson.patch', () => {
 
   it('a field added since the previous document is in the patch', () => {
     const json = new DocJson();
-    const patch = json.patch({ a: 1, added: [1] }, { a: 1 }) as string;
+    const patch = json.patch({ a: 1, added: [1] }, { a: 1 }) as Patch;
     expect(lay({ a: 1 }, patch)).toEqual({ a: 1, added: [1] });
+  });
+
+  it('logs a list that dropped its oldest entries, replaced one and appended one as slices of the previous list plus the new entries', () => {
+    const json = new DocJson();
+    const records = Array.from({ length: 10 }, (_, i) => ({ id: i, text: 'm'.repeat(50) }));
+    const previous = { queue: records };
+    const replaced = { id: 5, text: 'changed' };
+    const next = { queue: [...records.slice(2, 5), replaced, ...records.slice(6), { id: 10, text: 'new' }] };
+    const patch = json.patch(next, previous) as Patch;
+    expect(JSON.parse(patch.fields)).toEqual({});
+    expect(JSON.parse(patch.deltas ?? 'null')).toEqual({ queue: { a: [[2, 5], { v: replaced }, [6, 10], { v: { id: 10, text: 'new' } }] } });
+    expect(patch.deltas).not.toContain('m'.repeat(50));
+    expect(lay(previous, patch)).toEqual(next);
+  });
+
+  it('logs a record that gained and lost keys as the keys set and the keys deleted', () => {
+    const json = new DocJson();
+    const kept = { seq: 2 };
+    const previous = { transitions: { t1: { seq: 1 }, t2: kept } };
+    const next = { transitions: { t2: kept, t3: { seq: 3 } } };
+    const patch = json.patch(next, previous) as Patch;
+    expect(JSON.parse(patch.deltas ?? 'null')).toEqual({ transitions: { o: { set: { t3: { seq: 3 } }, del: ['t1'] } } });
+    expect(lay(previous, patch)).toEqual(next);
+  });
+
+  it('writes a list or record that shares nothing with its previous value whole', () => {
+    const json = new DocJson();
+    const previous = { list: [{ a: 1 }], map: { k: { a: 1 } } };
+    const next = { list: [{ a: 2 }], map: { k: { a: 2 } } };
+    const patch = json.patch(next, previous) as Patch;
+    expect(patch.deltas).toBeNull();
+    expect(JSON.parse(patch.fields)).toEqual(next);
+  });
+
+  it('refuses to apply a delta to a value it was not made against', () => {
+    expect(() => applyFieldDelta([1, 2], { a: [[0, 5]] })).toThrow(/outside/);
+    expect(() => applyFieldDelta({}, { a: [] })).toThrow(/array/);
+    expect(() => applyFieldDelta([], { o: { set: {}, del: [] } })).toThrow(/record/);
   });
 });

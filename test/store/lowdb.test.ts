@@ -366,6 +366,34 @@ describe('lowdb store on disk', () => {
       await expect(openStore(broken)).rejects.toThrow(/doc\.json that is missing/);
     });
 
+    it('logs lists and records that changed by a few entries as deltas, and recovers them over doc.json and over a whole record', async () => {
+      const dataDir = await dirs.make();
+      const live = await openStore(dataDir, false);
+      const lease = await live.acquireLease('a', TTL_MS, T0);
+      const big = (tag: string) => ({ tag, pad: tag.repeat(2000) });
+      const [a, b, c] = [big('a'), big('b'), big('c')];
+      const walText = async (dir: string) => (await Promise.all((await walFiles(dir)).map((f) => readFile(join(dir, 'wal', f), 'latin1')))).join('');
+      await live.commit(commitOf(lease, 'agent-1', null, { list: [a, b], map: { a, b } }));
+      await live.checkpoint();
+      // Version 2 drops `a` and appends `c`; version 3 appends a small entry: only those are logged.
+      await live.commit(commitOf(lease, 'agent-1', 1, { list: [b, c], map: { b, c } }));
+      await live.commit(commitOf(lease, 'agent-1', 2, { list: [b, c, { tag: 'd' }], map: { b, c, d: { tag: 'd' } } }));
+      const logged = await walText(dataDir);
+      expect(logged.split(b.pad)).toHaveLength(1);
+      expect(logged.split(c.pad)).toHaveLength(3);
+      const expected = { list: [b, c, { tag: 'd' }], map: { b, c, d: { tag: 'd' } } };
+
+      const overDocJson = await openStore(await crashImage(dataDir));
+      expect((await overDocJson.loadAgent('agent-1'))?.doc).toEqual(expected);
+
+      live.evictAgent('agent-1');
+      await live.commit(commitOf(lease, 'agent-1', 3, { list: [c, { tag: 'd' }], map: { c, d: { tag: 'd' } } }));
+      await live.commit(commitOf(lease, 'agent-1', 4, { list: [c], map: { c } }));
+      const overRecord = await crashImage(dataDir);
+      await rm(join(overRecord, 'agents', 'agent-1', 'doc.json'));
+      expect(await (await openStore(overRecord)).loadAgent('agent-1')).toEqual({ version: 5, doc: { list: [c], map: { c } }, last_event_seq: 0 });
+    });
+
     it('refuses a document that is not JSON, whole or as a patch, alone and without writing it', async () => {
       const dataDir = await dirs.make();
       const store = await openStore(dataDir);

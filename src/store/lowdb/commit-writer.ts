@@ -65,7 +65,7 @@ interface LoggedDoc {
 interface Accepted {
   commit: PreparedCommit;
   write: AgentWrite;
-  /** The fields changed since the previous version, when that version's document is known; else the record carries the whole document. */
+  /** The record's `p` and `q` (what changed since the previous version), when that version's document is known; else the record carries the whole document. */
   patchJson: string | null;
   lines: EventLine[];
   events: AgentEvent[];
@@ -219,7 +219,8 @@ export class CommitWriter {
         assertExpectedVersion(agent_id, current?.version ?? null, commit.expected_version);
         const base = docs.get(agent_id) ?? this.logged.get(agent_id);
         const { docJson } = this.ctx;
-        const patchJson = base !== undefined && base.version === (current?.version ?? 0) ? toJson('document', () => docJson.patch(commit.doc, base.doc)) : null;
+        const patch = base !== undefined && base.version === (current?.version ?? 0) ? toJson('document', () => docJson.patch(commit.doc, base.doc)) : null;
+        const patchJson = patch === null ? null : `"p":${patch.fields}${patch.deltas === null ? '' : `,"q":${patch.deltas}`}`;
         const wholeJson = once(() => toJson('document', () => docJson.stringify(commit.doc)));
         // A record without a patch carries the whole document: a document that is not JSON fails here, alone.
         if (patchJson === null) wholeJson();
@@ -286,7 +287,7 @@ function accept(commit: PreparedCommit, current: IndexEntry | null, docJson: () 
 function walPayload({ commit, write, patchJson, lines }: Accepted): string {
   const roster = write.rosterJson === undefined ? '' : `,"r":${write.rosterJson}`;
   const events = lines.map((l) => l.line).join(',');
-  const doc = patchJson === null ? `"d":${write.docJson()}` : `"p":${patchJson}`;
+  const doc = patchJson ?? `"d":${write.docJson()}`;
   return `{"a":${JSON.stringify(commit.agent_id)},"v":${write.version},"s":${write.last_event_seq},${doc}${roster},"e":[${events}]}`;
 }
 

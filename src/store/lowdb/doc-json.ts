@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { DomainError } from '../../domain/index.js';
 
 /**
@@ -18,25 +19,72 @@ export class DocJson {
   }
 
   /**
-   * The fields of `doc` that are not the very objects (or equal primitives) of `previous`, as a
-   * JSON object to lay over `previous` (`{...previous, ...patch}` is `doc`); `null` when no patch
-   * can say it: either is not a plain object, or a field was removed (or became a value JSON
-   * leaves out). Call after `stringify(doc)`,
-   * whose cache it reads.
+   * What changed from `previous` to `doc`, for a log record to lay over `previous`: `fields`
+   * holds the fields that are not the very objects (or equal primitives) of `previous`, whole;
+   * `deltas` the changed arrays and records that still share parts with their previous value, as
+   * `FieldDelta`s (an agent's transition records and messages change by one or two entries a
+   * commit, out of dozens). `null` when no patch can say it: either is not a plain object, or a
+   * field was removed (or became a value JSON leaves out). Call after `stringify(doc)`, whose
+   * cache it reads.
    */
-  patch(doc: unknown, previous: unknown): string | null {
+  patch(doc: unknown, previous: unknown): { fields: string; deltas: string | null } | null {
     if (!isRecord(doc) || !isRecord(previous)) return null;
     const keys = Object.keys(doc);
     for (const key of Object.keys(previous)) if (!Object.hasOwn(doc, key)) return null;
     const changed: Record<string, unknown> = {};
+    let deltas = '';
     for (const key of keys) {
       const value = doc[key];
-      if (value === previous[key]) continue;
+      const before = previous[key];
+      if (value === before) continue;
       // JSON leaves the field out, and a patch cannot remove it from `previous`.
       if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return null;
-      changed[key] = value;
+      const delta = this.delta(value, before);
+      if (delta === null) changed[key] = value;
+      else deltas += `${deltas === '' ? '' : ','}${JSON.stringify(key)}:${delta}`;
     }
-    return objectJson(changed, (value) => this.field(value));
+    return { fields: objectJson(changed, (value) => this.field(value)), deltas: deltas === '' ? null : `{${deltas}}` };
+  }
+
+  /** A `FieldDelta` from `before` to `value`, when both are arrays or both records sharing objects (sharing primitives saves nothing worth a delta). */
+  private delta(value: unknown, before: unknown): string | null {
+    const leaf = (element: object) => this.leaf(element);
+    if (Array.isArray(value) && Array.isArray(before)) {
+      const at = new Map<unknown, number>();
+      before.forEach((element: unknown, i) => at.set(element, i));
+      const parts: string[] = [];
+      let shared = 0;
+      for (let k = 0; k < value.length; ) {
+        const start = at.get(value[k]);
+        if (start === undefined) {
+          parts.push(`{"v":${valueJson(value[k], leaf) ?? 'null'}}`);
+          k += 1;
+          continue;
+        }
+        let end = start;
+        while (k < value.length && end < before.length && before[end] === value[k]) {
+          end += 1;
+          k += 1;
+        }
+        for (let i = start; i < end; i++) if (isObject(before[i])) shared += 1;
+        parts.push(`[${start},${end}]`);
+      }
+      return shared > 0 ? `{"a":[${parts.join(',')}]}` : null;
+    }
+    if (isRecord(value) && isRecord(before)) {
+      const set: Record<string, unknown> = {};
+      const removed: string[] = [];
+      let shared = 0;
+      for (const key of Object.keys(value)) {
+        const element = value[key];
+        if (Object.hasOwn(before, key) && element === before[key]) shared += isObject(element) ? 1 : 0;
+        else if (element === undefined || typeof element === 'function' || typeof element === 'symbol') return null;
+        else set[key] = element;
+      }
+      for (const key of Object.keys(before)) if (!Object.hasOwn(value, key)) removed.push(key);
+      return shared > 0 ? `{"o":{"set":${objectJson(set, leaf)},"del":${JSON.stringify(removed)}}}` : null;
+    }
+    return null;
   }
 
   /** A top-level field: an array or record is assembled from its cached elements. */
@@ -59,7 +107,7 @@ export class DocJson {
 }
 
 /** `make()`'s JSON (or its `null`: no patch), or `invalid_request` naming `what` when the value is not JSON (a cycle, a BigInt, nothing). */
-export function toJson<T extends string | null>(what: string, make: () => T | undefined): T {
+export function toJson<T>(what: string, make: () => T | undefined): T {
   let text: T | undefined;
   try {
     text = make();
@@ -71,6 +119,38 @@ export function toJson<T extends string | null>(what: string, make: () => T | un
 }
 
 type Part = (value: object) => string;
+
+/**
+ * A change to one field of a logged document, in terms of its previous value: `a` rebuilds an
+ * array from slices `[start, end)` of the previous one and new elements `{v}`; `o` a record from
+ * the previous one with `set` laid over it and the keys in `del` removed.
+ */
+export const FieldDelta = z.union([
+  z.object({ a: z.array(z.union([z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]), z.object({ v: z.unknown() })])) }),
+  z.object({ o: z.object({ set: z.record(z.string(), z.unknown()), del: z.array(z.string()) }) }),
+]);
+export type FieldDelta = z.infer<typeof FieldDelta>;
+
+/** The value `delta` makes of `before`; throws when `before` is not what the delta was made against. */
+export function applyFieldDelta(before: unknown, delta: FieldDelta): unknown {
+  if ('a' in delta) {
+    if (!Array.isArray(before)) throw new Error('an array delta needs an array');
+    return delta.a.flatMap((part) => {
+      if (!Array.isArray(part)) return [part.v];
+      const [start, end] = part;
+      if (end > before.length || start > end) throw new Error(`slice [${start}, ${end}) is outside the previous array of ${before.length}`);
+      return before.slice(start, end) as unknown[];
+    });
+  }
+  if (!isRecord(before)) throw new Error('a record delta needs a record');
+  const next: Record<string, unknown> = { ...before };
+  for (const key of delta.o.del) delete next[key];
+  return Object.assign(next, delta.o.set);
+}
+
+function isObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null;
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return isPlain(value) && !Array.isArray(value);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AgentEvent, AgentId } from '../../domain/index.js';
 import type { Lease, StoredAgent } from '../store.js';
+import { FieldDelta } from './doc-json.js';
 
 /** Parsers for what the lowdb store keeps on disk; typed against the port so the two cannot drift. */
 
@@ -30,9 +31,9 @@ export type GlobalRecord = z.infer<typeof GlobalRecord>;
 /**
  * One commit in the write-ahead log: the agent's state after it (`r`: the roster entry in effect,
  * absent while none was ever given) and the events it appended. The document is either whole
- * (`d`) or, when the writer still held version `v - 1`, only the fields that changed (`p`), to be
- * laid over version `v - 1` (an earlier record, or doc.json, which a checkpoint round writes
- * before it deletes the records it covers).
+ * (`d`) or, when the writer still held version `v - 1`, only the fields that changed (`p` whole,
+ * `q` as deltas of their previous values), to be laid over version `v - 1` (an earlier record, or
+ * doc.json, which a checkpoint round writes before it deletes the records it covers).
  */
 export const WalRecord = z.object({
   a: AgentId,
@@ -40,6 +41,8 @@ export const WalRecord = z.object({
   s: z.number().int().nonnegative(),
   d: z.unknown().optional(),
   p: z.record(z.string(), z.unknown()).optional(),
+  /** With `p`: fields changed in place of their previous value, as `FieldDelta`s (see doc-json.ts). */
+  q: z.record(z.string(), FieldDelta).optional(),
   r: z.unknown().optional(),
   e: z.array(AgentEvent),
 });

@@ -6,6 +6,7 @@ import type { DirtyAgents } from './checkpoint.js';
 import type { EventLine } from './event-log.js';
 import { isNotFound } from './fs-util.js';
 import { forEachLimited } from './limited.js';
+import { applyFieldDelta } from './doc-json.js';
 import { WalRecord } from './records.js';
 import type { PersistedAgent } from './records.js';
 import { RosterIndex } from './roster-index.js';
@@ -179,7 +180,16 @@ function replayDoc(agent_id: string, records: WalRecord[], onDisk: PersistedAgen
     if (record.v !== base.version + 1 || typeof base.doc !== 'object' || base.doc === null) {
       throw new DomainError('store_unavailable', `agent ${agent_id}: version ${record.v} changes version ${record.v - 1}, but the base found is version ${base.version}`);
     }
-    base = { version: record.v, doc: { ...base.doc, ...record.p } };
+    const previous = base.doc as Record<string, unknown>;
+    const doc: Record<string, unknown> = { ...previous, ...record.p };
+    for (const [field, delta] of Object.entries(record.q ?? {})) {
+      try {
+        doc[field] = applyFieldDelta(previous[field], delta);
+      } catch (err) {
+        throw new DomainError('store_unavailable', `agent ${agent_id}: version ${record.v} changes field ${field} of version ${base.version}, which does not match: ${String(err)}`);
+      }
+    }
+    base = { version: record.v, doc };
   }
   return base.doc;
 }
