@@ -1202,7 +1202,6 @@ export class Runtime implements RuntimeApi {
     return join(this.options.dataDir, 'artifacts', agentId, `${taskId}.log`);
   }
 
-  /** Starts a queued command task once its creation is committed. */
   /** Agent id → tasks whose launch is queued: one operation launches every task queued by then. */
   private readonly launches = new Map<string, Set<string>>();
 
@@ -1217,20 +1216,29 @@ export class Runtime implements RuntimeApi {
       queued.add(taskId);
       return;
     }
-    this.launches.set(agentId, new Set([taskId]));
-    setImmediate(() => void this.launchTasks(agentId).catch(() => undefined));
+    const taskIds = new Set([taskId]);
+    this.launches.set(agentId, taskIds);
+    setImmediate(() => void this.launchTasks(agentId, taskIds).catch(() => undefined));
   }
 
-  private async launchTasks(agentId: string): Promise<void> {
-    if (this.leaseLost || this.closing) return;
-    const cell = await this.cell(agentId);
-    await cell.run(async (tx) => {
-      const taskIds = this.launches.get(agentId) ?? new Set<string>();
-      this.launches.delete(agentId);
-      for (const taskId of taskIds) this.launchTask(tx, taskId);
-    });
+  private async launchTasks(agentId: string, taskIds: Set<string>): Promise<void> {
+    // Taken out of `launches` before the first launch, however this ends: later tasks start another operation.
+    const take = () => {
+      if (this.launches.get(agentId) === taskIds) this.launches.delete(agentId);
+    };
+    try {
+      if (this.leaseLost || this.closing) return;
+      const cell = await this.cell(agentId);
+      await cell.run(async (tx) => {
+        take();
+        for (const taskId of taskIds) this.launchTask(tx, taskId);
+      });
+    } finally {
+      take();
+    }
   }
 
+  /** Starts a queued command task whose creation is committed. */
   private launchTask(tx: Tx, taskId: string): void {
     const agentId = tx.cell.id;
     const task = tx.doc.tasks.find((t) => t.id === taskId);

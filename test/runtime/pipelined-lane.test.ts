@@ -3,7 +3,7 @@ import { DomainError } from '../../src/domain/index.js';
 import { textOf } from '../../src/runtime/messages.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { MemoryStore, type Commit, type CommitResult } from '../../src/store/index.js';
-import { untilAsleep } from './helpers.js';
+import { eventsOfType, eventually, tempDataDir, untilAsleep } from './helpers.js';
 
 /** Holds every commit that queues a message until the test releases (or fails) it; the rest pass. */
 class GatedStore extends MemoryStore {
@@ -77,6 +77,39 @@ describe('pipelined lane', () => {
     } finally {
       for (const held of store.held) held.release();
       await runtime.close();
+    }
+  });
+});
+
+/** Counts the commits that mark commands running. */
+class CountingStore extends MemoryStore {
+  launchCommits = 0;
+
+  override commit(commit: Commit): Promise<CommitResult> {
+    if (commit.events.some((e) => e.type === 'task_status_changed' && e.payload['status'] === 'running')) this.launchCommits += 1;
+    return super.commit(commit);
+  }
+}
+
+describe('task launches', () => {
+  it('commands requested together are recorded together and launched by shared operations, each exactly once', async () => {
+    const data = tempDataDir();
+    const store = new CountingStore();
+    const runtime = await Runtime.open({ store, dataDir: data.dir, nodeId: 'launches', killGraceMs: 300 });
+    try {
+      await runtime.createAgent({ agent_id: 'l' });
+      await untilAsleep(runtime, 'l');
+      const tasks = await Promise.all(Array.from({ length: 20 }, (_, i) => runtime.execCommand('l', { summary: `t${i}`, cmd: `echo task-${i}`, accepts_input: false })));
+      await eventually(async () => {
+        const states = await Promise.all(tasks.map((t) => runtime.getTask('l', t.id)));
+        return states.every((t) => t.status === 'completed') || undefined;
+      }, 20_000, 'every task to complete');
+      const running = (await eventsOfType(runtime, 'l', 'task_status_changed')).filter((e) => e.payload['status'] === 'running');
+      expect(running.map((e) => e.payload['task_id']).sort()).toEqual(tasks.map((t) => t.id).sort());
+      expect(store.launchCommits).toBeLessThan(tasks.length);
+    } finally {
+      await runtime.close();
+      data.cleanup();
     }
   });
 });
