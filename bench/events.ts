@@ -30,7 +30,7 @@ const AGENTS = 1000;
 const RUNS = 5;
 const BASELINE_ROUNDS = 50;
 /** Agents prompted per run (one prompt each), a rotating slice of the resident agents. */
-const PROMPTED_PER_RUN: Record<StoreKind, number> = { memory: 200, lowdb: 200 };
+const PROMPTED_PER_RUN: Record<StoreKind, number> = { memory: 1000, lowdb: 1000 };
 const RUN_TIMEOUT_MS = 60_000;
 
 type AgentActor = Actor<typeof agentMachine>;
