@@ -37,8 +37,8 @@ export interface CellEnv {
   /** Tells the agent's shard supervisor that a live actor appeared or went away. */
   attached(agentId: string, actor: AgentActor): void;
   detached(agentId: string): void;
-  /** A commit is durable; `roster` is the entry it carried, if any. */
-  onCommitted(cell: AgentCell, roster: AgentRoster | undefined): void;
+  /** A commit is durable; `roster` is the entry it carried, if any, and `rosterJson` its JSON. */
+  onCommitted(cell: AgentCell, roster: AgentRoster | undefined, rosterJson: string): void;
   /** The cell's lane ran everything queued: a chance to retire it. */
   settled(cell: AgentCell): void;
   /** The agent's current cell, for operations that reach a retired one. */
@@ -425,7 +425,7 @@ export class Tx {
       });
     const committed = (result: CommitResult) => {
       this.env.bus.publish(result.events);
-      this.env.onCommitted(this.cell, roster);
+      this.env.onCommitted(this.cell, roster, rosterJson);
       for (const effect of effects) effect();
     };
     return this.cell.issue(doc, expected + 1, rosterJson, write, committed).then(

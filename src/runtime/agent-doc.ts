@@ -143,6 +143,8 @@ function reshareList<T extends object>(list: T[], base: T[]): T[] {
   let same = list.length === base.length;
   const out = list.map((item, i) => {
     const original = copiedFrom.get(item) as T | undefined;
+    // Decided once: kept, a changed copy would hold every earlier version of its record alive.
+    copiedFrom.delete(item);
     const kept = original !== undefined && shallowEqual(item, original) ? original : item;
     if (kept !== base[i]) same = false;
     return kept;

@@ -17,14 +17,14 @@ export class RosterIndex {
     return this.entries.get(agentId);
   }
 
-  /** Records the entry a commit carried (or boot listed). */
-  set(agentId: string, entry: AgentRoster): void {
+  /** Records the entry a commit carried (or boot listed); `json` is its JSON when the caller already has it. */
+  set(agentId: string, entry: AgentRoster, json = JSON.stringify(entry)): void {
     for (const hash of this.get(agentId)?.trigger_hashes ?? []) {
       if (this.byTokenHash.get(hash) === agentId) this.byTokenHash.delete(hash);
     }
     for (const hash of entry.trigger_hashes) this.byTokenHash.set(hash, agentId);
     if (!this.entries.has(agentId)) this.sorted = null;
-    this.entries.set(agentId, JSON.stringify(entry));
+    this.entries.set(agentId, json);
   }
 
   get(agentId: string): AgentRoster | undefined {

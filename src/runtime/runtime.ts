@@ -77,6 +77,7 @@ import { factsOf } from './facts.js';
 import { admitMessage, headOfQueue, pendingCount, triggerOf, type NewMessage } from './messages.js';
 import { signalGroup, startCommand, waitForOutput, type CommandHandle, type CommandResult } from './process/index.js';
 import { ScriptedRunner } from './scripted-runner.js';
+import { Soon } from './soon.js';
 import { buildSnapshot, migrateSnapshot, verifySnapshot } from './snapshots.js';
 import { assembleSummary, statechartOf, triggerSummary, workItemView } from './summary.js';
 import { TimerAlarms } from './timers.js';
@@ -214,13 +215,18 @@ export class Runtime implements RuntimeApi {
   private readonly bus = new EventBus();
   private readonly shards: Shard[] = [];
   private readonly live = new Map<string, LiveTask>();
-  private readonly kicks = new Set<string>();
+  /** Scheduler steps asked for, one per agent per turn of the event loop. */
+  private readonly steps = new Soon((agentId) => this.step(agentId));
   private readonly alarms: TimerAlarms;
   /** Boot arms one alarm per never-loaded agent with a timer: at its due time it loads the agent, whose load arms its timers. */
   private readonly dueAgents: TimerAlarms;
   private readonly roster = new RosterIndex();
   /** Agents whose cell is checked for retirement on the next turn of the event loop. */
-  private readonly retiring = new Set<string>();
+  private readonly retirements = new Soon((agentId) => this.retire(agentId));
+  /** Task launches asked for: one operation per agent launches every task queued in `launches` by then. */
+  private readonly launching = new Soon((agentId) => this.launchTasks(agentId));
+  /** Agent id → tasks whose creation is done and whose launch is queued. */
+  private readonly launches = new Map<string, Set<string>>();
   private readonly offers: TurnOffers;
   private readonly runs = new Map<string, AbortController>();
   private readonly idempotencyInFlight = new Map<string, Promise<unknown>>();
@@ -258,9 +264,9 @@ export class Runtime implements RuntimeApi {
         this.shardOf.get(agentId)?.send({ type: 'AGENT.DETACHED', agentId });
         this.shardOf.delete(agentId);
       },
-      onCommitted: (cell, roster) => {
+      onCommitted: (cell, roster, rosterJson) => {
         this.lastCommitAt = this.clock.now().toISOString();
-        if (roster) this.roster.set(cell.id, roster);
+        if (roster) this.roster.set(cell.id, roster, rosterJson);
       },
       settled: (cell) => this.retireSoon(cell.id),
       reload: (agentId) => this.cell(agentId),
@@ -472,17 +478,8 @@ export class Runtime implements RuntimeApi {
     for (const oldest of this.quiet) {
       if (this.quiet.size <= this.options.residentQuietAgents) break;
       this.quiet.delete(oldest);
-      this.scheduleRetire(oldest);
+      this.retirements.ask(oldest);
     }
-  }
-
-  private scheduleRetire(agentId: string): void {
-    if (this.retiring.has(agentId)) return;
-    this.retiring.add(agentId);
-    setImmediate(() => {
-      this.retiring.delete(agentId);
-      void this.retire(agentId).catch(() => undefined);
-    });
   }
 
   /**
@@ -775,12 +772,8 @@ export class Runtime implements RuntimeApi {
 
   /** Asks the agent's scheduler to look at it again, after the operations already queued. */
   kick(agentId: string): void {
-    if (this.kicks.has(agentId) || this.closing || this.leaseLost) return;
-    this.kicks.add(agentId);
-    setImmediate(() => {
-      this.kicks.delete(agentId);
-      void this.step(agentId).catch(() => undefined);
-    });
+    if (this.closing || this.leaseLost) return;
+    this.steps.ask(agentId);
   }
 
   private async step(agentId: string): Promise<void> {
@@ -1202,40 +1195,27 @@ export class Runtime implements RuntimeApi {
     return join(this.options.dataDir, 'artifacts', agentId, `${taskId}.log`);
   }
 
-  /** Agent id → tasks whose launch is queued: one operation launches every task queued by then. */
-  private readonly launches = new Map<string, Set<string>>();
-
   /**
    * Launches the task once the operation creating it is done. The launch is an operation of its
    * own, which starts only once the commit recording the start is durable (never pipelined), so a
-   * crash cannot leave a process without its record; tasks created meanwhile share it.
+   * crash cannot leave a process without its record; tasks created meanwhile share it. A task
+   * whose launch did not run (a closing runtime) waits for the agent's next launch.
    */
   private launchAfterCommit(agentId: string, taskId: string): void {
     const queued = this.launches.get(agentId);
-    if (queued) {
-      queued.add(taskId);
-      return;
-    }
-    const taskIds = new Set([taskId]);
-    this.launches.set(agentId, taskIds);
-    setImmediate(() => void this.launchTasks(agentId, taskIds).catch(() => undefined));
+    if (queued) queued.add(taskId);
+    else this.launches.set(agentId, new Set([taskId]));
+    this.launching.ask(agentId);
   }
 
-  private async launchTasks(agentId: string, taskIds: Set<string>): Promise<void> {
-    // Taken out of `launches` before the first launch, however this ends: later tasks start another operation.
-    const take = () => {
-      if (this.launches.get(agentId) === taskIds) this.launches.delete(agentId);
-    };
-    try {
-      if (this.leaseLost || this.closing) return;
-      const cell = await this.cell(agentId);
-      await cell.run(async (tx) => {
-        take();
-        for (const taskId of taskIds) this.launchTask(tx, taskId);
-      });
-    } finally {
-      take();
-    }
+  private async launchTasks(agentId: string): Promise<void> {
+    if (this.leaseLost || this.closing) return;
+    const cell = await this.cell(agentId);
+    await cell.run(async (tx) => {
+      const taskIds = this.launches.get(agentId) ?? new Set<string>();
+      this.launches.delete(agentId);
+      for (const taskId of taskIds) this.launchTask(tx, taskId);
+    });
   }
 
   /** Starts a queued command task whose creation is committed. */

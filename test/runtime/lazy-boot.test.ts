@@ -18,6 +18,12 @@ class RecordingStore extends LowdbStore {
 
 const text = (value: string) => ({ content_type: 'text/plain', body: Buffer.from(value) });
 
+/** Creates the agents and waits until each has gone to sleep on its own. */
+async function createAsleep(runtime: Runtime, ...agentIds: string[]): Promise<void> {
+  for (const agentId of agentIds) await runtime.createAgent({ agent_id: agentId });
+  for (const agentId of agentIds) await untilAsleep(runtime, agentId);
+}
+
 /** The event types one prompt cycle of a sleeping agent appends, from its first event on. */
 async function promptCycle(runtime: Runtime, agentId: string, prompt: string): Promise<string[]> {
   const from = (await allEvents(runtime, agentId)).length;
@@ -73,10 +79,7 @@ describe('lazy boot from the roster', () => {
 
   it('an agent asleep with a prompt queued at shutdown is recovered at boot and runs it unasked', async () => {
     const first = await session.open({ nodeId: 'one' });
-    await first.createAgent({ agent_id: 'pending' });
-    await first.createAgent({ agent_id: 'idle' });
-    await untilAsleep(first, 'pending');
-    await untilAsleep(first, 'idle');
+    await createAsleep(first, 'pending', 'idle');
     // Closing right after the commit: the scheduler never got to wake the agent.
     await first.prompt('pending', { text: 'left in the queue' });
     await first.close();
@@ -89,10 +92,7 @@ describe('lazy boot from the roster', () => {
 
   it('lists every agent from the roster without loading one', async () => {
     const first = await session.open({ nodeId: 'one' });
-    await first.createAgent({ agent_id: 'l1' });
-    await first.createAgent({ agent_id: 'l2' });
-    await untilAsleep(first, 'l1');
-    await untilAsleep(first, 'l2');
+    await createAsleep(first, 'l1', 'l2');
     await first.control('l2', { action: 'stop' });
     const listed = await first.listAgents({ limit: 10 });
 

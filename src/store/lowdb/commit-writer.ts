@@ -89,7 +89,7 @@ export class CommitWriter {
   private failure: DomainError | null = null;
   /**
    * Each agent's document as of its last logged record, while the agent is resident: a record
-   * then logs only the fields that changed (`WalRecord.p`), which recovery lays over the version
+   * then logs only what changed (`WalRecord.p` and `q`), which recovery lays over the version
    * before. Most commits change a few fields of a document of tens of kilobytes.
    */
   private logged = new Map<string, LoggedDoc>();

@@ -12,6 +12,8 @@ import { DomainError } from '../../domain/index.js';
  */
 export class DocJson {
   private readonly cache = new WeakMap<object, string>();
+  /** An element of an array or record field: serialized whole, once. */
+  private readonly leaf: Part = (value) => this.cached(value, () => JSON.stringify(value));
 
   stringify(doc: unknown): string {
     if (!isRecord(doc)) return JSON.stringify(doc);
@@ -24,8 +26,7 @@ export class DocJson {
    * `deltas` the changed arrays and records that still share parts with their previous value, as
    * `FieldDelta`s (an agent's transition records and messages change by one or two entries a
    * commit, out of dozens). `null` when no patch can say it: either is not a plain object, or a
-   * field was removed (or became a value JSON leaves out). Call after `stringify(doc)`, whose
-   * cache it reads.
+   * field was removed (or became a value JSON leaves out). It shares `stringify`'s cache.
    */
   patch(doc: unknown, previous: unknown): { fields: string; deltas: string | null } | null {
     if (!isRecord(doc) || !isRecord(previous)) return null;
@@ -48,7 +49,6 @@ export class DocJson {
 
   /** A `FieldDelta` from `before` to `value`, when both are arrays or both records sharing objects (sharing primitives saves nothing worth a delta). */
   private delta(value: unknown, before: unknown): string | null {
-    const leaf = (element: object) => this.leaf(element);
     if (Array.isArray(value) && Array.isArray(before)) {
       const at = new Map<unknown, number>();
       before.forEach((element: unknown, i) => at.set(element, i));
@@ -57,7 +57,7 @@ export class DocJson {
       for (let k = 0; k < value.length; ) {
         const start = at.get(value[k]);
         if (start === undefined) {
-          parts.push(`{"v":${valueJson(value[k], leaf) ?? 'null'}}`);
+          parts.push(`{"v":${valueJson(value[k], this.leaf) ?? 'null'}}`);
           k += 1;
           continue;
         }
@@ -82,26 +82,24 @@ export class DocJson {
         else set[key] = element;
       }
       for (const key of Object.keys(before)) if (!Object.hasOwn(value, key)) removed.push(key);
-      return shared > 0 ? `{"o":{"set":${objectJson(set, leaf)},"del":${JSON.stringify(removed)}}}` : null;
+      return shared > 0 ? `{"o":{"set":${objectJson(set, this.leaf)},"del":${JSON.stringify(removed)}}}` : null;
     }
     return null;
   }
 
   /** A top-level field: an array or record is assembled from its cached elements. */
   private field(value: object): string {
-    const cached = this.cache.get(value);
-    if (cached !== undefined) return cached;
-    const leaf = (element: object) => this.leaf(element);
-    const text = Array.isArray(value) ? arrayJson(value, leaf) : isPlain(value) ? objectJson(value as Record<string, unknown>, leaf) : JSON.stringify(value);
-    this.cache.set(value, text);
-    return text;
+    return this.cached(value, () =>
+      Array.isArray(value) ? arrayJson(value, this.leaf) : isPlain(value) ? objectJson(value as Record<string, unknown>, this.leaf) : JSON.stringify(value),
+    );
   }
 
-  private leaf(value: object): string {
-    const cached = this.cache.get(value);
-    if (cached !== undefined) return cached;
-    const text = JSON.stringify(value);
-    this.cache.set(value, text);
+  private cached(value: object, make: () => string): string {
+    let text = this.cache.get(value);
+    if (text === undefined) {
+      text = make();
+      this.cache.set(value, text);
+    }
     return text;
   }
 }
