@@ -288,6 +288,31 @@ export class Tx {
     this.touched = true;
   }
 
+  /** The draft's `machine` is behind the live actor: persisted once, when the draft is committed or read whole. */
+  private machineStale = false;
+
+  /** The agent actor (or one of its children) took an event: its snapshot goes into the draft. */
+  actorChanged(): void {
+    this.machineStale = true;
+    this.touched = true;
+  }
+
+  /**
+   * Brings the draft's `machine` up to the live actor. Persisting walks every child actor, so an
+   * operation that sends many events (a launch of 100 tasks) persists once, not once per event.
+   */
+  syncMachine(): void {
+    if (!this.machineStale) return;
+    this.machineStale = false;
+    this.doc.machine = this.cell.ensureActor().getPersistedSnapshot();
+  }
+
+  /** Passivates the agent's actor once the draft holds its snapshot (a stopped actor's is no longer its state). */
+  passivate(): void {
+    this.syncMachine();
+    this.cell.passivate();
+  }
+
   /**
    * Sends an event to the agent actor. When its state changes, records a TransitionRecord and
    * bumps `state_version`. Returns whether the machine took a transition to another state.
@@ -299,10 +324,9 @@ export class Tx {
     actor.send(event);
     const after = actor.getSnapshot();
     if (after.status === 'error') throw new DomainError('internal_error', `agent ${this.cell.id} actor failed on ${event.type}`);
-    this.doc.machine = actor.getPersistedSnapshot();
+    this.actorChanged();
     // A failure that keeps the state (RECOVER.FAILED) is recorded too.
     this.doc.failure = after.context.failure;
-    this.touch();
     // Snapshot values are immutable: the same object is the same state (the usual no-op event).
     if (after.value === before.value || JSON.stringify(after.value) === JSON.stringify(before.value)) return false;
     const labels = agentLabels(after);
@@ -397,6 +421,7 @@ export class Tx {
         return [];
       });
     }
+    this.syncMachine();
     const draft = this.doc;
     draft.last_commit_at = this.env.clock.now().toISOString();
     // Only a draft handed over is never used again: a checkpoint's draft goes on being edited.

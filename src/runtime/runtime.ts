@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
-import { agentMachine, hasId, supervisorMachine, type ContinuationEvent } from '../../machines/index.js';
+import { agentMachine, continuationMachine, hasId, supervisorMachine, taskMachine, type ContinuationEvent } from '../../machines/index.js';
 import {
   decideForMessage,
   deriveClosure,
@@ -78,6 +78,7 @@ import { admitMessage, headOfQueue, pendingCount, triggerOf, type NewMessage } f
 import { signalGroup, startCommand, waitForOutput, type CommandHandle, type CommandResult } from './process/index.js';
 import { ScriptedRunner } from './scripted-runner.js';
 import { Soon } from './soon.js';
+import { persistOnce } from './persist-once.js';
 import { buildSnapshot, migrateSnapshot, verifySnapshot } from './snapshots.js';
 import { assembleSummary, statechartOf, triggerSummary, workItemView } from './summary.js';
 import { TimerAlarms } from './timers.js';
@@ -227,6 +228,10 @@ export class Runtime implements RuntimeApi {
   private readonly launching = new Soon((agentId) => this.launchTasks(agentId));
   /** Agent id → tasks whose creation is done and whose launch is queued. */
   private readonly launches = new Map<string, Set<string>>();
+  /** Finished commands asked to be recorded: one operation per agent records every result in `finished` by then. */
+  private readonly recording = new Soon((agentId) => this.recordResults(agentId));
+  /** Agent id → task id → the finished command's handle and result, not recorded yet. */
+  private readonly finished = new Map<string, Map<string, { handle: CommandHandle; result: CommandResult }>>();
   private readonly offers: TurnOffers;
   private readonly runs = new Map<string, AbortController>();
   private readonly idempotencyInFlight = new Map<string, Promise<unknown>>();
@@ -253,7 +258,8 @@ export class Runtime implements RuntimeApi {
       store,
       clock,
       bus: this.bus,
-      logic: agentMachine,
+      // Only the children persist once: the agent's own snapshot changes with nearly every commit.
+      logic: agentMachine.provide({ actors: { task: persistOnce(taskMachine), continuation: persistOnce(continuationMachine) } }),
       ...(options.inspect ? { inspect: options.inspect } : {}),
       fencingToken: () => this.fencingToken(),
       attached: (agentId, actor) => {
@@ -584,7 +590,7 @@ export class Runtime implements RuntimeApi {
       await this.drainEffects(tx);
     }
     // A quiet agent (asleep, stopped, terminated) commits nothing at boot.
-    if (!tx.dirty) tx.cell.passivate();
+    if (!tx.dirty) tx.passivate();
   }
 
   private armTimers(doc: AgentDoc): void {
@@ -762,6 +768,7 @@ export class Runtime implements RuntimeApi {
   }
 
   private takeSnapshotInto(tx: Tx, kind: Snapshot['kind']): Snapshot {
+    tx.syncMachine();
     const snapshot = buildSnapshot(tx.doc, kind, { fencingToken: this.fencingToken(), holder: this.nodeId, now: tx.now });
     addSnapshot(tx.doc, snapshot);
     tx.emit('snapshot_taken', { snapshot_id: snapshot.snapshot_id, kind, checksum: snapshot.recovery.checksum });
@@ -791,7 +798,7 @@ export class Runtime implements RuntimeApi {
     const head = headOfQueue(doc);
     if (doc.state.phase === 'sleeping') {
       if (!head && !doc.pending_wake_hint) {
-        tx.cell.passivate();
+        tx.passivate();
         return false;
       }
       if (doc.refusal) return false;
@@ -843,7 +850,7 @@ export class Runtime implements RuntimeApi {
       // Committed at the end: the draft is not used again, so it is handed over, not copied.
       await tx.finish();
       // A failed sleep went through Recovering back to Active: that agent stays live.
-      if (asleep) tx.cell.passivate();
+      if (asleep) tx.passivate();
     }
     return false;
   }
@@ -911,8 +918,7 @@ export class Runtime implements RuntimeApi {
   private continuationEvent(tx: Tx, event: ContinuationEvent): void {
     const child = tx.cell.ensureActor().getSnapshot().children['continuation'];
     child?.send(event);
-    tx.doc.machine = tx.cell.ensureActor().getPersistedSnapshot();
-    tx.touch();
+    tx.actorChanged();
   }
 
   private async runTurn(agentId: string, offer: TurnOffer, controller: AbortController): Promise<void> {
@@ -1252,26 +1258,43 @@ export class Runtime implements RuntimeApi {
   private taskEvent(tx: Tx, taskId: string, event: { type: 'START' } | { type: 'EXITED'; exitCode: number } | { type: 'TIMED_OUT' } | { type: 'STOP' } | { type: 'INTERRUPT'; reason: string } | { type: 'SPAWN_FAILED'; reason: string } | { type: 'INPUT' }): void {
     const actor = tx.cell.ensureActor();
     actor.getSnapshot().children[taskId]?.send(event);
-    tx.doc.machine = actor.getPersistedSnapshot();
-    tx.touch();
+    tx.actorChanged();
   }
 
-  private async onTaskResult(agentId: string, taskId: string, result: CommandResult): Promise<void> {
+  /**
+   * A command ended: its result is recorded by the agent's next result operation, which every
+   * command that ends meanwhile shares (a burst of 100 short commands costs one commit, not 100).
+   */
+  private onTaskResult(agentId: string, taskId: string, result: CommandResult): void {
     const live = this.live.get(taskId);
     this.live.delete(taskId);
     if (!live || this.leaseLost) return;
-    await this.mutate(agentId, async (tx) => {
-      const task = tx.doc.tasks.find((t) => t.id === taskId);
-      if (!task || isTerminalTask(task.status)) return;
-      task.output_bytes = result.output_bytes;
-      const status = result.outcome === 'completed' ? 'completed' : result.outcome === 'cancelled' ? 'cancelled' : 'failed';
-      if (result.reason === 'spawn_failed') this.taskEvent(tx, taskId, { type: 'SPAWN_FAILED', reason: 'spawn_failed' });
-      else if (result.reason === 'timeout') this.taskEvent(tx, taskId, { type: 'TIMED_OUT' });
-      else this.taskEvent(tx, taskId, { type: 'EXITED', exitCode: result.exit_code ?? -1 });
-      task.result_text = live.handle.preview(2000);
-      this.finishTaskRecord(tx, task, { status, exit_code: result.exit_code, reason: result.reason }, { enqueueResult: tx.doc.state.status !== 'stopped' });
-    }, { allowTerminated: true, pipelined: true }).catch(() => undefined);
+    const queued = this.finished.get(agentId);
+    if (queued) queued.set(taskId, { handle: live.handle, result });
+    else this.finished.set(agentId, new Map([[taskId, { handle: live.handle, result }]]));
+    this.recording.ask(agentId);
   }
+
+  private async recordResults(agentId: string): Promise<void> {
+    await this.mutate(agentId, async (tx) => {
+      const batch = this.finished.get(agentId) ?? new Map<string, { handle: CommandHandle; result: CommandResult }>();
+      this.finished.delete(agentId);
+      for (const [taskId, { handle, result }] of batch) this.recordResult(tx, taskId, handle, result);
+    }, { allowTerminated: true, pipelined: true });
+  }
+
+  private recordResult(tx: Tx, taskId: string, handle: CommandHandle, result: CommandResult): void {
+    const task = tx.doc.tasks.find((t) => t.id === taskId);
+    if (!task || isTerminalTask(task.status)) return;
+    task.output_bytes = result.output_bytes;
+    const status = result.outcome === 'completed' ? 'completed' : result.outcome === 'cancelled' ? 'cancelled' : 'failed';
+    if (result.reason === 'spawn_failed') this.taskEvent(tx, taskId, { type: 'SPAWN_FAILED', reason: 'spawn_failed' });
+    else if (result.reason === 'timeout') this.taskEvent(tx, taskId, { type: 'TIMED_OUT' });
+    else this.taskEvent(tx, taskId, { type: 'EXITED', exitCode: result.exit_code ?? -1 });
+    task.result_text = handle.preview(2000);
+    this.finishTaskRecord(tx, task, { status, exit_code: result.exit_code, reason: result.reason }, { enqueueResult: tx.doc.state.status !== 'stopped' });
+  }
+
 
   /** A task's terminal record, its result message and the exact wait it satisfies, in one commit. */
   private finishTaskRecord(tx: Tx, task: TaskRecord, end: { status: TaskRecord['status']; exit_code: number | null; reason: string | null }, options: { enqueueResult?: boolean } = {}): void {
@@ -1541,7 +1564,7 @@ export class Runtime implements RuntimeApi {
     await this.drainEffects(tx);
     if (tx.doc.state.phase === 'sleeping') {
       await tx.flush();
-      tx.cell.passivate();
+      tx.passivate();
     }
     const refusal = tx.doc.refusal;
     if (refusal && (req.to === 'active' || req.to === 'waking') && tx.doc.state.phase === 'sleeping') {

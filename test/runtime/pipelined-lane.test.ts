@@ -81,18 +81,21 @@ describe('pipelined lane', () => {
   });
 });
 
-/** Counts the commits that mark commands running. */
+/** Counts the commits that mark commands running, and those that record commands finished. */
 class CountingStore extends MemoryStore {
   launchCommits = 0;
+  resultCommits = 0;
 
   override commit(commit: Commit): Promise<CommitResult> {
-    if (commit.events.some((e) => e.type === 'task_status_changed' && e.payload['status'] === 'running')) this.launchCommits += 1;
+    const statuses = commit.events.filter((e) => e.type === 'task_status_changed').map((e) => e.payload['status']);
+    if (statuses.includes('running')) this.launchCommits += 1;
+    if (statuses.includes('completed')) this.resultCommits += 1;
     return super.commit(commit);
   }
 }
 
-describe('task launches', () => {
-  it('commands requested together are recorded together and launched by shared operations, each exactly once', async () => {
+describe('task launches and results', () => {
+  it('commands requested together are launched, and their results recorded, by shared operations, each exactly once', async () => {
     const data = tempDataDir();
     const store = new CountingStore();
     const runtime = await Runtime.open({ store, dataDir: data.dir, nodeId: 'launches', killGraceMs: 300 });
@@ -107,6 +110,12 @@ describe('task launches', () => {
       const running = (await eventsOfType(runtime, 'l', 'task_status_changed')).filter((e) => e.payload['status'] === 'running');
       expect(running.map((e) => e.payload['task_id']).sort()).toEqual(tasks.map((t) => t.id).sort());
       expect(store.launchCommits).toBeLessThan(tasks.length);
+      const completed = (await eventsOfType(runtime, 'l', 'task_status_changed')).filter((e) => e.payload['status'] === 'completed');
+      expect(completed.map((e) => e.payload['task_id']).sort()).toEqual(tasks.map((t) => t.id).sort());
+      expect(store.resultCommits).toBeLessThan(tasks.length);
+      // Each result re-enters the agent as its own message.
+      const results = (await eventsOfType(runtime, 'l', 'message_queued')).filter((e) => e.payload['kind'] === 'task_result');
+      expect(results.map((e) => e.payload['task_id']).sort()).toEqual(tasks.map((t) => t.id).sort());
     } finally {
       await runtime.close();
       data.cleanup();
