@@ -79,6 +79,7 @@ import { signalGroup, startCommand, waitForOutput, type CommandHandle, type Comm
 import { ScriptedRunner } from './scripted-runner.js';
 import { Soon } from './soon.js';
 import { persistOnce } from './persist-once.js';
+import { SharedOperations } from './shared-operations.js';
 import { buildSnapshot, migrateSnapshot, verifySnapshot } from './snapshots.js';
 import { assembleSummary, statechartOf, triggerSummary, workItemView } from './summary.js';
 import { TimerAlarms } from './timers.js';
@@ -190,6 +191,13 @@ export interface EffectFault {
 
 type Shard = Actor<typeof supervisorMachine>;
 
+/** An ExecCommand request waiting for the operation it joined. */
+interface CommandRequest {
+  req: ExecCommandRequest;
+  resolve: (task: TaskRecord) => void;
+  reject: (error: unknown) => void;
+}
+
 interface LiveTask {
   handle: CommandHandle;
 }
@@ -230,6 +238,8 @@ export class Runtime implements RuntimeApi {
   private readonly launches = new Map<string, Set<string>>();
   /** Finished commands asked to be recorded: one operation per agent records every result in `finished` by then. */
   private readonly recording = new Soon((agentId) => this.recordResults(agentId));
+  /** ExecCommand requests to one agent arriving together share one operation. */
+  private readonly commandRequests = new SharedOperations<CommandRequest>((agentId, take) => this.recordCommands(agentId, take));
   /** Agent id → task id → the finished command's handle and result, not recorded yet. */
   private readonly finished = new Map<string, Map<string, { handle: CommandHandle; result: CommandResult }>>();
   private readonly offers: TurnOffers;
@@ -1935,18 +1945,50 @@ export class Runtime implements RuntimeApi {
 
   async execCommand(agentId: string, request: ExecCommandRequest): Promise<TaskRecord> {
     const req = ExecCommandRequest.parse(request);
-    const task = await this.mutate(agentId, async (tx) => {
-      this.refuseStopped(tx);
+    return new Promise((resolve, reject) => this.commandRequests.join(agentId, { req, resolve, reject }));
+  }
+
+  /**
+   * Records the ExecCommand requests that joined one operation. A request the agent refuses
+   * (stopped, unknown work item) fails alone, before anything changes; the others share the wake,
+   * the commit, and the launch that follows it.
+   */
+  private recordCommands(agentId: string, take: () => CommandRequest[]): void {
+    let pending: CommandRequest[] = [];
+    this.mutate(agentId, async (tx) => {
+      pending = take().filter((request) => {
+        try {
+          this.refuseStopped(tx);
+          if (request.req.work_item_id) this.findWorkItem(tx.doc, request.req.work_item_id);
+          return true;
+        } catch (error) {
+          request.reject(error);
+          return false;
+        }
+      });
+      if (pending.length === 0) return [];
       await this.wakeForTask(tx);
       if (tx.doc.state.phase !== 'active') throw new DomainError('illegal_transition', `agent ${agentId} is ${tx.doc.state.phase}: tasks start only while active`);
-      if (req.work_item_id) this.findWorkItem(tx.doc, req.work_item_id);
-      const task = this.createTaskRecord(tx, { summary: req.summary, cmd: req.cmd, accepts_input: req.accepts_input, ...(req.workdir ? { workdir: req.workdir } : {}), ...(req.timeout_ms ? { timeout_ms: req.timeout_ms } : {}), ...(req.work_item_id ? { work_item_id: req.work_item_id } : {}) }, null);
-      if (req.env) this.taskEnv.set(task.id, req.env);
-      return task;
-    }, { pipelined: true });
-    this.launchAfterCommit(agentId, task.id);
-    return task;
+      return pending.map(({ req }) => {
+        const task = this.createTaskRecord(tx, { summary: req.summary, cmd: req.cmd, accepts_input: req.accepts_input, ...(req.workdir ? { workdir: req.workdir } : {}), ...(req.timeout_ms ? { timeout_ms: req.timeout_ms } : {}), ...(req.work_item_id ? { work_item_id: req.work_item_id } : {}) }, null);
+        if (req.env) this.taskEnv.set(task.id, req.env);
+        return task;
+      });
+    }, { pipelined: true }).then(
+      (tasks) => {
+        tasks.forEach((task, i) => {
+          pending[i]?.resolve(task);
+          this.launchAfterCommit(agentId, task.id);
+        });
+      },
+      (error: unknown) => {
+        // Failed before it started (an unknown agent) or as a whole: every request it took fails.
+        if (pending.length === 0) pending = take();
+        for (const request of pending) request.reject(error);
+      },
+    );
   }
+
 
   /** InvokeAgent: an ActorInvocation task backed by a child agent whose turn result re-enters the parent. */
   async invokeAgent(agentId: string, request: InvokeAgentRequest): Promise<TaskRecord> {
