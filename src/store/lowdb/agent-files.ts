@@ -81,7 +81,20 @@ export class AgentFiles {
    */
   async writeState(agent_id: string, write: AgentWrite, lines: EventLine[]): Promise<void> {
     const log = this.eventLog(agent_id);
-    mkdirSync(lines.length > 0 ? log.dir : this.dir(agent_id), { recursive: true });
+    try {
+      await this.writeFiles(agent_id, log, write, lines);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      // The agent's first checkpoint (or its first events): the directories are made then, not
+      // checked on every round, where a thousand mkdir calls cost more than the writes (a
+      // missing directory fails the append's open or the temp file's creation, before anything
+      // is written).
+      mkdirSync(lines.length > 0 ? log.dir : this.dir(agent_id), { recursive: true });
+      await this.writeFiles(agent_id, log, write, lines);
+    }
+  }
+
+  private async writeFiles(agent_id: string, log: AgentEventLog, write: AgentWrite, lines: EventLine[]): Promise<void> {
     if (lines.length > 0) log.append(lines);
     // Replaced whole, never rewritten in place: other processes read doc.json while it is written.
     await replaceFile(this.docPath(agent_id), docFileText(write));
