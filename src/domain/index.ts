@@ -17,3 +17,4 @@ export * from './requests.js';
 export * from './views.js';
 export * from './turn.js';
 export * from './clone-json.js';
+export * from './json-equal.js';

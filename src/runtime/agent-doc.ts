@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   AgentConfig,
   cloneJson,
+  jsonEqual,
   AgentIdentity,
   AgentState,
   ClosureDecision,
@@ -126,16 +127,27 @@ function copyOpen<T extends object>(items: T[], settled: (item: T) => boolean): 
   return copied ? out : items;
 }
 
+/** Fields `copyDoc` hands over as they are, or copies record by record (`copyOpen`); everything else it copies deep. */
+const NOT_CLONED: ReadonlySet<string> = new Set(['transitions', 'snapshots', 'machine', 'queue', 'tasks', 'effects']);
+
 /**
  * Before a draft is committed for good (it is not used afterwards): each open record the
  * operation did not change goes back to the very object it was copied from, and a list whose
- * records all did goes back to `base`'s list. Unchanged parts keep their identity, so the next
- * copy, the lowdb store's JSON cache and its change log skip them.
+ * records all did goes back to `base`'s list; so does every deep-copied field the operation left
+ * equal (a prompt changes `state` and `queue`, not `identity`, `config` or `triggers`). Unchanged
+ * parts keep their identity, so the next copy, the lowdb store's JSON cache and its change log
+ * skip them, and the copies die young instead of living on in the committed document.
  */
 export function reshare(doc: AgentDoc, base: AgentDoc): void {
   doc.queue = reshareList(doc.queue, base.queue);
   doc.tasks = reshareList(doc.tasks, base.tasks);
   doc.effects = reshareList(doc.effects, base.effects);
+  const draft = doc as Record<string, unknown>;
+  const previous = base as Record<string, unknown>;
+  for (const key in draft) {
+    if (NOT_CLONED.has(key) || draft[key] === previous[key]) continue;
+    if (Object.hasOwn(previous, key) && jsonEqual(draft[key], previous[key])) draft[key] = previous[key];
+  }
 }
 
 function reshareList<T extends object>(list: T[], base: T[]): T[] {
