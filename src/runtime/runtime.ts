@@ -1230,9 +1230,7 @@ export class Runtime implements RuntimeApi {
     await cell.run(async (tx) => {
       const taskIds = this.launches.get(agentId) ?? new Set<string>();
       this.launches.delete(agentId);
-      const G = globalThis as any; if (taskIds.size) G.tl?.push(['launch start', performance.now()]);
       for (const taskId of taskIds) this.launchTask(tx, taskId);
-      if (taskIds.size) G.tl?.push(['launch loop end', performance.now()]);
     });
   }
 
@@ -1281,7 +1279,6 @@ export class Runtime implements RuntimeApi {
     const live = this.live.get(taskId);
     this.live.delete(taskId);
     if (!live || this.leaseLost) return;
-    const G = globalThis as any; if (!this.finished.get(agentId)) G.tl?.push(['first result', performance.now()]);
     const queued = this.finished.get(agentId);
     if (queued) queued.set(taskId, { handle: live.handle, result });
     else this.finished.set(agentId, new Map([[taskId, { handle: live.handle, result }]]));
@@ -1292,7 +1289,6 @@ export class Runtime implements RuntimeApi {
     await this.mutate(agentId, async (tx) => {
       const batch = this.finished.get(agentId) ?? new Map<string, { handle: CommandHandle; result: CommandResult }>();
       this.finished.delete(agentId);
-      (globalThis as any).tl?.push([`results start ${batch.size}`, performance.now()]);
       for (const [taskId, { handle, result }] of batch) this.recordResult(tx, taskId, handle, result);
     }, { allowTerminated: true, pipelined: true });
   }
