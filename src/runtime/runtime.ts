@@ -238,10 +238,10 @@ export class Runtime implements RuntimeApi {
   private readonly launches = new Map<string, Set<string>>();
   /** Finished commands asked to be recorded: one operation per agent records every result in `finished` by then. */
   private readonly recording = new Soon((agentId) => this.recordResults(agentId));
-  /** ExecCommand requests to one agent arriving together share one operation. */
-  private readonly commandRequests = new SharedOperations<CommandRequest>((agentId, take) => this.recordCommands(agentId, take));
   /** Agent id → task id → the finished command's handle and result, not recorded yet. */
   private readonly finished = new Map<string, Map<string, { handle: CommandHandle; result: CommandResult }>>();
+  /** ExecCommand requests to one agent arriving together share one operation. */
+  private readonly commandRequests = new SharedOperations<CommandRequest>((agentId, take) => this.recordCommands(agentId, take));
   private readonly offers: TurnOffers;
   private readonly runs = new Map<string, AbortController>();
   private readonly idempotencyInFlight = new Map<string, Promise<unknown>>();
@@ -1305,7 +1305,6 @@ export class Runtime implements RuntimeApi {
     this.finishTaskRecord(tx, task, { status, exit_code: result.exit_code, reason: result.reason }, { enqueueResult: tx.doc.state.status !== 'stopped' });
   }
 
-
   /** A task's terminal record, its result message and the exact wait it satisfies, in one commit. */
   private finishTaskRecord(tx: Tx, task: TaskRecord, end: { status: TaskRecord['status']; exit_code: number | null; reason: string | null }, options: { enqueueResult?: boolean } = {}): void {
     const now = tx.now.toISOString();
@@ -1955,7 +1954,7 @@ export class Runtime implements RuntimeApi {
    */
   private recordCommands(agentId: string, take: () => CommandRequest[]): void {
     let pending: CommandRequest[] = [];
-    this.mutate(agentId, async (tx) => {
+    void this.mutate(agentId, async (tx) => {
       pending = take().filter((request) => {
         try {
           this.refuseStopped(tx);
@@ -1988,7 +1987,6 @@ export class Runtime implements RuntimeApi {
       },
     );
   }
-
 
   /** InvokeAgent: an ActorInvocation task backed by a child agent whose turn result re-enters the parent. */
   async invokeAgent(agentId: string, request: InvokeAgentRequest): Promise<TaskRecord> {
