@@ -101,6 +101,20 @@ describe('DocJson.patch', () => {
     expect(lay(previous, patch)).toEqual(next);
   });
 
+  it('logs a list changed in many places (shuffled runs, every other entry replaced) exactly', () => {
+    const json = new DocJson();
+    const records = Array.from({ length: 40 }, (_, i) => ({ id: i }));
+    const previous = { queue: records };
+    // Twenty runs in another order than before, and a replaced entry between each: more run
+    // starts than a delta usually has, so the positions are looked up in an index.
+    const runs = Array.from({ length: 20 }, (_, r) => records.slice(r * 2, r * 2 + 2)).reverse();
+    const next = { queue: runs.flatMap((run, r) => [...run, { id: 100 + r }]) };
+    const patch = json.patch(next, previous) as Patch;
+    const delta = (JSON.parse(patch.deltas ?? 'null') as { queue: { a: unknown[] } }).queue.a;
+    expect(delta.filter((part) => Array.isArray(part))).toHaveLength(20);
+    expect(lay(previous, patch)).toEqual(next);
+  });
+
   it('logs a record that gained and lost keys as the keys set and the keys deleted', () => {
     const json = new DocJson();
     const kept = { seq: 2 };
