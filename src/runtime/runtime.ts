@@ -77,7 +77,7 @@ import { factsOf } from './facts.js';
 import { admitMessage, headOfQueue, pendingCount, triggerOf, type NewMessage } from './messages.js';
 import { signalGroup, startCommand, waitForOutput, type CommandHandle, type CommandResult } from './process/index.js';
 import { ScriptedRunner } from './scripted-runner.js';
-import { Soon } from './soon.js';
+import { Soon, SoonBatches } from './soon.js';
 import { persistOnce } from './persist-once.js';
 import { SharedOperations } from './shared-operations.js';
 import { buildSnapshot, migrateSnapshot, verifySnapshot } from './snapshots.js';
@@ -202,6 +202,13 @@ interface LiveTask {
   handle: CommandHandle;
 }
 
+/** A command that ended, waiting to be recorded. */
+interface FinishedCommand {
+  taskId: string;
+  handle: CommandHandle;
+  result: CommandResult;
+}
+
 /** One callback delivery through a trigger, recorded on the trigger. */
 interface Delivery {
   triggerId: string;
@@ -232,14 +239,10 @@ export class Runtime implements RuntimeApi {
   private readonly roster = new RosterIndex();
   /** Agents whose cell is checked for retirement on the next turn of the event loop. */
   private readonly retirements = new Soon((agentId) => this.retire(agentId));
-  /** Task launches asked for: one operation per agent launches every task queued in `launches` by then. */
-  private readonly launching = new Soon((agentId) => this.launchTasks(agentId));
-  /** Agent id → tasks whose creation is done and whose launch is queued. */
-  private readonly launches = new Map<string, Set<string>>();
-  /** Finished commands asked to be recorded: one operation per agent records every result in `finished` by then. */
-  private readonly recording = new Soon((agentId) => this.recordResults(agentId));
-  /** Agent id → task id → the finished command's handle and result, not recorded yet. */
-  private readonly finished = new Map<string, Map<string, { handle: CommandHandle; result: CommandResult }>>();
+  /** Tasks whose creation is durable, to launch: one operation per agent launches every task added by then. */
+  private readonly launches = new SoonBatches<string>((agentId, take) => this.launchTasks(agentId, take));
+  /** Commands that ended, to record: one operation per agent records every result added by then. */
+  private readonly results = new SoonBatches<FinishedCommand>((agentId, take) => this.recordResults(agentId, take));
   /** ExecCommand requests to one agent arriving together share one operation. */
   private readonly commandRequests = new SharedOperations<CommandRequest>((agentId, take) => this.recordCommands(agentId, take));
   private readonly offers: TurnOffers;
@@ -1218,19 +1221,14 @@ export class Runtime implements RuntimeApi {
    * whose launch did not run (a closing runtime) waits for the agent's next launch.
    */
   private launchAfterCommit(agentId: string, taskId: string): void {
-    const queued = this.launches.get(agentId);
-    if (queued) queued.add(taskId);
-    else this.launches.set(agentId, new Set([taskId]));
-    this.launching.ask(agentId);
+    this.launches.add(agentId, taskId);
   }
 
-  private async launchTasks(agentId: string): Promise<void> {
+  private async launchTasks(agentId: string, take: () => string[]): Promise<void> {
     if (this.leaseLost || this.closing) return;
     const cell = await this.cell(agentId);
     await cell.run(async (tx) => {
-      const taskIds = this.launches.get(agentId) ?? new Set<string>();
-      this.launches.delete(agentId);
-      for (const taskId of taskIds) this.launchTask(tx, taskId);
+      for (const taskId of take()) this.launchTask(tx, taskId);
     });
   }
 
@@ -1279,21 +1277,16 @@ export class Runtime implements RuntimeApi {
     const live = this.live.get(taskId);
     this.live.delete(taskId);
     if (!live || this.leaseLost) return;
-    const queued = this.finished.get(agentId);
-    if (queued) queued.set(taskId, { handle: live.handle, result });
-    else this.finished.set(agentId, new Map([[taskId, { handle: live.handle, result }]]));
-    this.recording.ask(agentId);
+    this.results.add(agentId, { taskId, handle: live.handle, result });
   }
 
-  private async recordResults(agentId: string): Promise<void> {
+  private async recordResults(agentId: string, take: () => FinishedCommand[]): Promise<void> {
     await this.mutate(agentId, async (tx) => {
-      const batch = this.finished.get(agentId) ?? new Map<string, { handle: CommandHandle; result: CommandResult }>();
-      this.finished.delete(agentId);
-      for (const [taskId, { handle, result }] of batch) this.recordResult(tx, taskId, handle, result);
+      for (const finished of take()) this.recordResult(tx, finished);
     }, { allowTerminated: true, pipelined: true });
   }
 
-  private recordResult(tx: Tx, taskId: string, handle: CommandHandle, result: CommandResult): void {
+  private recordResult(tx: Tx, { taskId, handle, result }: FinishedCommand): void {
     const task = tx.doc.tasks.find((t) => t.id === taskId);
     if (!task || isTerminalTask(task.status)) return;
     task.output_bytes = result.output_bytes;

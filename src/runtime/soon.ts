@@ -17,3 +17,32 @@ export class Soon {
     });
   }
 }
+
+/**
+ * Items per agent handled together, soon: `add` queues an item and asks for the agent's next
+ * batch on a later turn of the event loop, so everything added in the meantime (a burst of
+ * commands ending in one poll phase) shares one operation. The operation `take`s the items when
+ * it starts; items added while it waits for its turn in the lane join it. An operation that
+ * returns without taking leaves them for the next batch.
+ */
+export class SoonBatches<T> {
+  private readonly items = new Map<string, T[]>();
+  private readonly soon: Soon;
+
+  constructor(work: (agentId: string, take: () => T[]) => Promise<unknown>) {
+    this.soon = new Soon((agentId) => work(agentId, () => this.take(agentId)));
+  }
+
+  add(agentId: string, item: T): void {
+    const queued = this.items.get(agentId);
+    if (queued) queued.push(item);
+    else this.items.set(agentId, [item]);
+    this.soon.ask(agentId);
+  }
+
+  private take(agentId: string): T[] {
+    const items = this.items.get(agentId) ?? [];
+    this.items.delete(agentId);
+    return items;
+  }
+}
