@@ -19,11 +19,16 @@ export class RosterIndex {
 
   /** Records the entry a commit carried (or boot listed); `json` is its JSON when the caller already has it. */
   set(agentId: string, entry: AgentRoster, json = JSON.stringify(entry)): void {
-    for (const hash of this.get(agentId)?.trigger_hashes ?? []) {
-      if (this.byTokenHash.get(hash) === agentId) this.byTokenHash.delete(hash);
+    const previous = this.entries.get(agentId);
+    // Most commits change the listing, not the capabilities: the old entry is parsed only when
+    // its hashes differ from the new one's.
+    if (previous === undefined || hashesText(previous) !== hashesText(json)) {
+      for (const hash of this.get(agentId)?.trigger_hashes ?? []) {
+        if (this.byTokenHash.get(hash) === agentId) this.byTokenHash.delete(hash);
+      }
+      for (const hash of entry.trigger_hashes) this.byTokenHash.set(hash, agentId);
     }
-    for (const hash of entry.trigger_hashes) this.byTokenHash.set(hash, agentId);
-    if (!this.entries.has(agentId)) this.sorted = null;
+    if (previous === undefined) this.sorted = null;
     this.entries.set(agentId, json);
   }
 
@@ -43,4 +48,10 @@ export class RosterIndex {
     this.sorted ??= [...this.entries.keys()].sort();
     return this.sorted;
   }
+}
+
+/** The `"trigger_hashes":[…]` part of an entry's JSON (base64url hashes hold no `]`). */
+function hashesText(json: string): string {
+  const start = json.indexOf('"trigger_hashes":');
+  return start < 0 ? '' : json.slice(start, json.indexOf(']', start) + 1);
 }

@@ -1,0 +1,39 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { compactHash, type AgentRoster } from '../../src/runtime/roster.js';
+import { RosterIndex } from '../../src/runtime/roster-index.js';
+
+const hex = (token: string) => createHash('sha256').update(token).digest('hex');
+
+function entry(tokens: string[], pending = 0): AgentRoster {
+  return {
+    listing: { status: 'asleep', phase: 'sleeping', scheduling_posture: { posture: 'idle', reason: 'no_pending_scheduler_facts' }, pending, current_run_id: null, waiting_reason: null },
+    needs_recovery: false,
+    trigger_hashes: tokens.map((t) => compactHash(hex(t))),
+  } as AgentRoster;
+}
+
+describe('RosterIndex capability lookup', () => {
+  it('follows each agent’s active tokens as its entries change, and only its own', () => {
+    const index = new RosterIndex();
+    index.set('a', entry(['a1', 'a2']));
+    index.set('b', entry(['b1']));
+    expect(index.agentForTokenHash(hex('a1'))).toBe('a');
+    expect(index.agentForTokenHash(hex('b1'))).toBe('b');
+
+    // A listing change with the same tokens keeps the lookups.
+    index.set('a', entry(['a1', 'a2'], 3));
+    expect(index.agentForTokenHash(hex('a2'))).toBe('a');
+    expect(index.get('a')?.listing.pending).toBe(3);
+
+    // A rotation: the revoked token stops resolving, the new one resolves, b is untouched.
+    index.set('a', entry(['a2', 'a3'], 3));
+    expect(index.agentForTokenHash(hex('a1'))).toBeUndefined();
+    expect(index.agentForTokenHash(hex('a3'))).toBe('a');
+    expect(index.agentForTokenHash(hex('b1'))).toBe('b');
+
+    index.set('a', entry([]));
+    expect(index.agentForTokenHash(hex('a2'))).toBeUndefined();
+    expect(index.ids()).toEqual(['a', 'b']);
+  });
+});
