@@ -84,7 +84,7 @@ import { buildSnapshot, migrateSnapshot, verifySnapshot } from './snapshots.js';
 import { assembleSummary, statechartOf, triggerSummary, workItemView } from './summary.js';
 import { TimerAlarms } from './timers.js';
 import { AgentRoster, needsRecovery, rosterOf } from './roster.js';
-import { RosterIndex } from './roster-index.js';
+import { ResidentRoster } from './resident-roster.js';
 import type { TurnRunner } from './turn-runner.js';
 import { TurnOffers } from './turn-offers.js';
 import { reasonChain } from './reason-chain.js';
@@ -236,7 +236,7 @@ export class Runtime implements RuntimeApi {
   private readonly alarms: TimerAlarms;
   /** Boot arms one alarm per never-loaded agent with a timer: at its due time it loads the agent, whose load arms its timers. */
   private readonly dueAgents: TimerAlarms;
-  private readonly roster = new RosterIndex();
+  private readonly roster = new ResidentRoster();
   /** Agents whose cell is checked for retirement on the next turn of the event loop. */
   private readonly retirements = new Soon((agentId) => this.retire(agentId));
   /** Tasks whose creation is durable, to launch: one operation per agent launches every task added by then. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { compactHash, type AgentRoster } from '../../src/runtime/roster.js';
-import { RosterIndex } from '../../src/runtime/roster-index.js';
+import { ResidentRoster } from '../../src/runtime/resident-roster.js';
 
 const hex = (token: string) => createHash('sha256').update(token).digest('hex');
 
@@ -13,9 +13,9 @@ function entry(tokens: string[], pending = 0): AgentRoster {
   } as AgentRoster;
 }
 
-describe('RosterIndex capability lookup', () => {
+describe('ResidentRoster capability lookup', () => {
   it('follows each agent’s active tokens as its entries change, and only its own', () => {
-    const index = new RosterIndex();
+    const index = new ResidentRoster();
     index.set('a', entry(['a1', 'a2']));
     index.set('b', entry(['b1']));
     expect(index.agentForTokenHash(hex('a1'))).toBe('a');

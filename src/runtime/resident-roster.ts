@@ -6,7 +6,7 @@ import { compactHash, type AgentRoster } from './roster.js';
  * are kept as JSON: a string is about half the heap of the parsed object, and it is what the
  * change check compares.
  */
-export class RosterIndex {
+export class ResidentRoster {
   private readonly entries = new Map<string, string>();
   private readonly byTokenHash = new Map<string, string>();
   /** `ids()`, until an agent is added. */
