@@ -127,7 +127,7 @@ function copyOpen<T extends object>(items: T[], settled: (item: T) => boolean): 
   return copied ? out : items;
 }
 
-/** Fields `copyDoc` hands over as they are, or copies record by record (`copyOpen`); everything else it copies deep. */
+/** The fields `copyDoc` takes out before its deep copy (keep the two lists the same): handed over as they are, or copied record by record (`copyOpen`). */
 const NOT_CLONED: ReadonlySet<string> = new Set(['transitions', 'snapshots', 'machine', 'queue', 'tasks', 'effects']);
 
 /**
