@@ -77,6 +77,15 @@ export interface RunOptions {
    * runs ahead of the state that records it.
    */
   pipelined?: boolean;
+  /**
+   * The operation changes only top-level fields of the document and `state`'s fields, and
+   * replaces any other record or list it changes (never edits one in place): its draft copies the
+   * head's top level and `state`, and shares the rest (no deep copy, nothing to put back before
+   * the commit). For the hot, narrow operations (a message queued). Default `false`: a draft the
+   * operation may edit anywhere (`copyDoc`).
+   * @example cell.run((tx) => { admitMessage(tx.doc, message, tx.now); }, { pipelined: true, shallow: true })
+   */
+  shallow?: boolean;
 }
 
 /**
@@ -129,7 +138,7 @@ export class AgentCell {
       // Queued behind this cell's retirement: the agent's records live in a fresh cell now.
       if (this.retired) return { result: await (await this.env.reload(this.id)).run(operation, options), durable: Promise.resolve() };
       if (!options.pipelined) await this.whenDurable();
-      const tx = new Tx(this, this.env);
+      const tx = new Tx(this, this.env, options.shallow ?? false);
       try {
         const result = await operation(tx);
         // Not awaited here: the next operation may start while this commit becomes durable.
@@ -253,11 +262,13 @@ export class Tx {
   constructor(
     readonly cell: AgentCell,
     private readonly env: CellEnv,
+    /** See `RunOptions.shallow`. */
+    private readonly shallow = false,
   ) {}
 
   get doc(): AgentDoc {
     if (this.draft === null) {
-      this.draft = copyDoc(this.cell.head);
+      this.draft = this.copy(this.cell.head);
       this.base = this.cell.headVersion;
     }
     return this.draft;
@@ -395,6 +406,10 @@ export class Tx {
     }
   }
 
+  private copy(doc: AgentDoc): AgentDoc {
+    return this.shallow ? { ...doc, state: { ...doc.state } } : copyDoc(doc);
+  }
+
   /** Commits the draft now (a durable checkpoint inside a longer operation); the draft stays in use. */
   flush(): Promise<AgentEvent[]> {
     return this.commit(false);
@@ -425,12 +440,13 @@ export class Tx {
     const draft = this.doc;
     draft.last_commit_at = this.env.clock.now().toISOString();
     // Only a draft handed over is never used again: a checkpoint's draft goes on being edited.
-    if (handOver) reshare(draft, this.cell.head);
+    // A shallow draft shares every part it did not replace already.
+    if (handOver && !this.shallow) reshare(draft, this.cell.head);
     prune(draft);
     const entry = rosterOf(draft);
     const rosterJson = JSON.stringify(entry);
     const roster = rosterJson === this.cell.rosterJson ? undefined : entry;
-    const doc = handOver ? draft : copyDoc(draft);
+    const doc = handOver ? draft : this.copy(draft);
     const events = this.events;
     const expected = this.base;
     this.events = [];

@@ -48,10 +48,8 @@ export function admitMessage(doc: AgentDoc, message: NewMessage, now: Date): Mes
   doc.next_message_seq += 1;
   appendRecord(doc, 'queue', envelope);
   doc.state.pending = pendingCount(doc);
-  if (envelope.idempotency_key) {
-    doc.recent_keys.push(envelope.idempotency_key);
-    if (doc.recent_keys.length > RECENT_KEYS_LIMIT) doc.recent_keys.shift();
-  }
+  // Replaced, not pushed to: a shallow draft (RunOptions.shallow) shares the head's list.
+  if (envelope.idempotency_key) doc.recent_keys = [...doc.recent_keys, envelope.idempotency_key].slice(-RECENT_KEYS_LIMIT);
   return envelope;
 }
 

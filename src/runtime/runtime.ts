@@ -483,7 +483,7 @@ export class Runtime implements RuntimeApi {
         });
       }
       return operation(tx);
-    }, { pipelined: options.pipelined ?? false });
+    }, { pipelined: options.pipelined ?? false, shallow: options.shallow ?? false });
     this.kick(agentId);
     return result;
   }
@@ -1713,7 +1713,7 @@ export class Runtime implements RuntimeApi {
       tx.emit('message_queued', { message_id: envelope.id, kind: envelope.kind, priority: envelope.priority });
       if (delivery) this.recordDelivery(tx, delivery, 'enqueued');
       return { agent_id: agentId, message_id: envelope.id };
-    }, { ...options, pipelined: true });
+    }, { ...options, pipelined: true, shallow: true });
   }
 
   async prompt(agentId: string, request: PromptRequest, options: MutationOptions = {}): Promise<MessageAccepted> {
@@ -2176,8 +2176,9 @@ export class Runtime implements RuntimeApi {
   private recordDelivery(tx: Tx, { triggerId, deliveryId }: Delivery, disposition: string): void {
     const trigger = tx.doc.triggers.find((t) => t.id === triggerId);
     if (!trigger) return;
-    trigger.delivery_count += 1;
-    trigger.last_delivered_at = tx.now.toISOString();
+    // Replaced, not edited: a message's shallow draft shares the head's triggers.
+    const delivered = { ...trigger, delivery_count: trigger.delivery_count + 1, last_delivered_at: tx.now.toISOString() };
+    tx.doc.triggers = tx.doc.triggers.map((t) => (t === trigger ? delivered : t));
     tx.emit('callback_delivered', { delivery_id: deliveryId, external_trigger_id: triggerId, disposition });
   }
 

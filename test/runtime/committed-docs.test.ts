@@ -24,7 +24,8 @@ class FreezingStore extends MemoryStore {
 describe('committed documents are never edited in place', () => {
   it('turns, tasks (stopped, invocations), waits, work items, timers, hints, client transitions, stop/start and terminate all work on frozen commits', async () => {
     const data = tempDataDir();
-    const runtime = await Runtime.open({ store: new FreezingStore(), dataDir: data.dir, killGraceMs: 300 });
+    const store = new FreezingStore();
+    const runtime = await Runtime.open({ store, dataDir: data.dir, killGraceMs: 300 });
     try {
       await runtime.createAgent({ agent_id: 'frozen' });
       await untilAsleep(runtime, 'frozen');
@@ -47,6 +48,14 @@ describe('committed documents are never edited in place', () => {
       const command = await runtime.execCommand('frozen', { summary: 'direct', cmd: 'echo direct', accepts_input: false });
       await eventually(async () => ((await runtime.getTask('frozen', command.id)).status === 'completed' ? true : undefined));
       expect((await runtime.wake('frozen', { reason: 'poke' })).disposition).not.toBe('ignored');
+      // Queued messages commit shallow drafts (RunOptions.shallow): the delivery count is a replaced record.
+      await runtime.enqueue('frozen', { kind: 'webhook_event', text: 'hooked', priority: 'normal' });
+      const hook = await runtime.createTrigger('frozen', { delivery_mode: 'enqueue_message' });
+      const payload = { content_type: 'text/plain', body: Buffer.from('delivered') };
+      await runtime.deliverCallback('enqueue_message', hook.token, payload);
+      await runtime.deliverCallback('enqueue_message', hook.token, payload);
+      const stored = (await store.loadAgent('frozen'))?.doc as { triggers: Array<{ id: string; delivery_count: number }> };
+      expect(stored.triggers.find((t) => t.id === hook.trigger.id)?.delivery_count).toBe(2);
       const stopped = await runtime.execCommand('frozen', { summary: 'stopped', cmd: 'sleep 30', accepts_input: false });
       await eventually(async () => ((await runtime.getTask('frozen', stopped.id)).status === 'running' ? true : undefined));
       await runtime.stopTask('frozen', stopped.id);
