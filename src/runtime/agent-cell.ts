@@ -442,7 +442,7 @@ export class Tx {
     // Only a draft handed over is never used again: a checkpoint's draft goes on being edited.
     // A shallow draft shares every part it did not replace already.
     if (handOver && !this.shallow) reshare(draft, this.cell.head);
-    prune(draft);
+    prune(draft, this.cell.head);
     const entry = rosterOf(draft);
     const rosterJson = JSON.stringify(entry);
     const roster = rosterJson === this.cell.rosterJson ? undefined : entry;

@@ -197,17 +197,21 @@ const RECENT_TRANSITIONS_KEPT = 64;
 const OPERATOR_TRANSITIONS_KEPT = 512;
 const RUNTIME_TRANSITION_ID = /^tr_[0-9a-f]{20}$/;
 
-/** Drops history that no decision reads any more, so documents (and commits) stay small. */
-export function prune(doc: AgentDoc): void {
-  // Runs on every commit: each list is only counted unless it is over its bound.
-  doc.queue = dropOldest(doc.queue, settledMessage, PROCESSED_MESSAGES_KEPT);
-  doc.tasks = dropOldest(doc.tasks, finishedTask, FINISHED_TASKS_KEPT);
+/**
+ * Drops history that no decision reads any more, so documents (and commits) stay small. A list
+ * that is still the very one of `base` (the version the draft was built on, pruned when it was
+ * committed) is within its bound already.
+ */
+export function prune(doc: AgentDoc, base: AgentDoc): void {
+  // Runs on every commit: each changed list is only counted unless it is over its bound.
+  if (doc.queue !== base.queue) doc.queue = dropOldest(doc.queue, settledMessage, PROCESSED_MESSAGES_KEPT);
+  if (doc.tasks !== base.tasks) doc.tasks = dropOldest(doc.tasks, finishedTask, FINISHED_TASKS_KEPT);
   if (doc.snapshots.length > SNAPSHOTS_KEPT) doc.snapshots = doc.snapshots.slice(-SNAPSHOTS_KEPT);
-  doc.effects = dropOldest(doc.effects, settledEffect, SETTLED_EFFECTS_KEPT);
+  if (doc.effects !== base.effects) doc.effects = dropOldest(doc.effects, settledEffect, SETTLED_EFFECTS_KEPT);
   if (doc.recent_keys.length > RECENT_KEYS_LIMIT) doc.recent_keys = doc.recent_keys.slice(-RECENT_KEYS_LIMIT);
   // Every record is in the event log; the document keeps the recent ones, plus those a client
   // named (their transition_id must replay), so it does not grow with the agent's age.
-  if (countUpTo(doc.transitions, RECENT_TRANSITIONS_KEPT + 1) <= RECENT_TRANSITIONS_KEPT) return;
+  if (doc.transitions === base.transitions || countUpTo(doc.transitions, RECENT_TRANSITIONS_KEPT + 1) <= RECENT_TRANSITIONS_KEPT) return;
   const records = Object.values(doc.transitions);
   records.sort((a, b) => a.seq - b.seq);
   const recent = new Set(records.slice(-RECENT_TRANSITIONS_KEPT).map((t) => t.transition_id));

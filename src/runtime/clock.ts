@@ -9,5 +9,7 @@ export const systemClock: Clock = { now: () => new Date() };
 
 /** Ids are prefixed by what they name, so logs and events read on their own. */
 export function newId(prefix: string): string {
-  return `${prefix}_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+  // The first 20 hex digits of a v4 UUID (xxxxxxxx-xxxx-4xxx-yxxx-…), dashes left out.
+  const uuid = randomUUID();
+  return `${prefix}_${uuid.slice(0, 8)}${uuid.slice(9, 13)}${uuid.slice(14, 18)}${uuid.slice(19, 23)}`;
 }

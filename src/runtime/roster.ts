@@ -42,9 +42,18 @@ export function rosterOf(doc: AgentDoc): AgentRoster {
   return {
     listing,
     needs_recovery: needsRecovery(doc),
-    trigger_hashes: doc.triggers.filter((t) => t.status === 'active').map((t) => compactHash(t.token_hash)),
+    trigger_hashes: doc.triggers.filter((t) => t.status === 'active').map(compactHashOf),
     ...(next === null ? {} : { next_timer_at: next }),
   };
+}
+
+/** Trigger record → its compact hash: records are shared by the versions that leave them alone. */
+const compacted = new WeakMap<object, string>();
+
+function compactHashOf(trigger: AgentDoc['triggers'][number]): string {
+  let hash = compacted.get(trigger);
+  if (hash === undefined) compacted.set(trigger, (hash = compactHash(trigger.token_hash)));
+  return hash;
 }
 
 /** A hex SHA-256 (as documents store token hashes) in base64url: 43 characters instead of 64. */
