@@ -48,6 +48,20 @@ export class ResidentRoster {
     this.sorted ??= [...this.entries.keys()].sort();
     return this.sorted;
   }
+
+  /** Up to `limit` ids after `after` (all from the first without it), in order, and whether more follow. */
+  page(after: string | undefined, limit: number): { ids: string[]; more: boolean } {
+    const ids = this.ids();
+    // Binary search: a listing pages through 100,000 agents without scanning them per page.
+    let low = 0;
+    let high = ids.length;
+    while (after !== undefined && low < high) {
+      const middle = (low + high) >>> 1;
+      if ((ids[middle] as string) > after) high = middle;
+      else low = middle + 1;
+    }
+    return { ids: ids.slice(low, low + limit), more: low + limit < ids.length };
+  }
 }
 
 /** The `"trigger_hashes":[…]` part of an entry's JSON (base64url hashes hold no `]`). */

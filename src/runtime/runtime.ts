@@ -502,11 +502,10 @@ export class Runtime implements RuntimeApi {
   }
 
   /**
-   * A passivated agent that needs no recovery (asleep with nothing to do, terminated, or stopped
-   * and loaded after a restart) holds no memory: its cell leaves `cells` once its lane has
+   * A passivated agent that needs no recovery (asleep with nothing to do, stopped, terminated)
+   * holds no memory: its cell leaves `cells` once its lane has
    * drained, and the store releases what it holds open for it (`evictAgent`). Its roster entry, armed timers and trigger
-   * hashes stay; the next access reloads it. An agent stopped in this process keeps its actor
-   * (stopping does not passivate), so it stays until the next restart.
+   * hashes stay; the next access reloads it.
    */
   private async retire(agentId: string): Promise<void> {
     const cell = this.cells.get(agentId);
@@ -806,7 +805,13 @@ export class Runtime implements RuntimeApi {
   /** One scheduler decision (holon-reference §6.5); returns whether to look again. */
   private async schedule(tx: Tx): Promise<boolean> {
     const doc = tx.doc;
-    if (doc.state.status === 'stopped' || !['active', 'sleeping'].includes(doc.state.phase)) return false;
+    if (!['active', 'sleeping'].includes(doc.state.phase)) return false;
+    if (doc.state.status === 'stopped') {
+      // Stopped, like asleep, holds no compute once nothing is in flight: the actor goes, its
+      // snapshot stays (Start, or a task's end, rehydrates it).
+      if (!needsRecovery(doc)) tx.passivate();
+      return false;
+    }
     if (doc.state.current_run_id) return false;
     const head = headOfQueue(doc);
     if (doc.state.phase === 'sleeping') {
@@ -1472,16 +1477,14 @@ export class Runtime implements RuntimeApi {
   /** Served from the roster: listing loads no document. */
   async listAgents(query: PageQuery): Promise<Page<AgentListEntry>> {
     const q = PageQuery.parse(query);
-    const ids = this.roster.ids();
-    const start = q.cursor ? ids.findIndex((id) => id > (q.cursor as string)) : 0;
-    const slice = start < 0 ? [] : ids.slice(start, start + q.limit);
+    const { ids, more } = this.roster.page(q.cursor, q.limit);
     const items: AgentListEntry[] = [];
-    for (const id of slice) {
+    for (const id of ids) {
       const entry = this.roster.get(id);
       if (entry) items.push({ agent_id: id, ...entry.listing });
     }
-    const last = slice.at(-1);
-    return { items, next_cursor: last && start + q.limit < ids.length ? last : null };
+    const last = ids.at(-1);
+    return { items, next_cursor: last !== undefined && more ? last : null };
   }
 
   async getSummary(agentId: string): Promise<AgentSummary> {

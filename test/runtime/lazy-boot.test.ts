@@ -194,6 +194,28 @@ describe('retiring quiet agents', () => {
     expect(loadsOf('q3')).toBe(before.q3);
   });
 
+  it('a stopped agent holds no actor and retires like a sleeping one; Start brings it back', async () => {
+    const store = new RecordingStore({ dataDir: session.dir });
+    const runtime = await session.open({ store, residentQuietAgents: 0 });
+    await runtime.createAgent({ agent_id: 'halted' });
+    await untilAsleep(runtime, 'halted');
+    await runtime.prompt('halted', { text: 'queued before the stop' });
+    const stopped = await runtime.control('halted', { action: 'stop' });
+    expect(stopped.agent.status).toBe('stopped');
+    // Retiring needs the actor gone: a read after it loads the document again.
+    const loads = store.loads.length;
+    await eventually(async () => {
+      await runtime.getSummary('halted');
+      return store.loads.length > loads || undefined;
+    });
+    const turns = async () => (await eventsOfType(runtime, 'halted', 'turn_finished')).length;
+    expect(await turns()).toBe(0);
+    const started = await runtime.control('halted', { action: 'start' });
+    expect(started.agent.status).not.toBe('stopped');
+    // The message queued before the stop still gets its turn, on the actor rehydrated from the snapshot.
+    await eventually(async () => (await turns()) >= 1 || undefined);
+  });
+
   it('an agent evicted after it fell asleep reloads with the same summary and event log', async () => {
     const store = new RecordingStore({ dataDir: session.dir });
     const runtime = await session.open({ store, residentQuietAgents: 0 });

@@ -37,3 +37,17 @@ describe('ResidentRoster capability lookup', () => {
     expect(index.ids()).toEqual(['a', 'b']);
   });
 });
+
+describe('ResidentRoster paging', () => {
+  it('pages after any id, present or not, in order, and says whether more follow', () => {
+    const index = new ResidentRoster();
+    for (const id of ['d', 'b', 'a', 'e', 'c']) index.set(id, entry([]));
+    expect(index.page(undefined, 2)).toEqual({ ids: ['a', 'b'], more: true });
+    expect(index.page('b', 2)).toEqual({ ids: ['c', 'd'], more: true });
+    expect(index.page('d', 2)).toEqual({ ids: ['e'], more: false });
+    expect(index.page('bb', 10)).toEqual({ ids: ['c', 'd', 'e'], more: false });
+    expect(index.page('0', 5)).toEqual({ ids: ['a', 'b', 'c', 'd', 'e'], more: false });
+    expect(index.page('e', 3)).toEqual({ ids: [], more: false });
+    expect(index.page('z', 3)).toEqual({ ids: [], more: false });
+  });
+});

@@ -65,9 +65,10 @@ function nextAgentId(): string {
  * Supervisor paths: the runtime's shard actor, fed by the runtime itself. AGENT.ATTACHED is a new
  * live agent actor (createAgent), AGENT.DETACHED one that goes to sleep (its actor is stopped),
  * AGENT.FAILED an agent actor that throws (its persisted context was removed on disk, so its next
- * effect request fails inside XState), SHUTDOWN `Runtime.close()`. Agents are kept attached by
- * stopping them: a stopped agent's actor stays live and the scheduler leaves it alone. The runtime
- * opens its shards with the model's capacity, so a refused agent goes to a second shard.
+ * effect request fails inside XState), SHUTDOWN `Runtime.close()`. Agents are kept attached by a
+ * turn nobody runs: an agent whose turns an external worker runs (`http_worker`) holds its live
+ * actor in `awake_running` until the turn ends. The runtime opens its shards with the model's
+ * capacity, so a refused agent goes to a second shard.
  */
 export class SupervisorDriver implements Driver<SupervisorContextState> {
   readonly machine = 'supervisor' as const;
@@ -136,7 +137,8 @@ export class SupervisorDriver implements Driver<SupervisorContextState> {
 
   /**
    * The model's `modelId` attaches: the broken agent is restored by a wake hint (and then fails);
-   * any other is a new agent stopped before the scheduler could put it to sleep, so its actor stays.
+   * any other is a new agent prompted before the scheduler could put it to sleep: its turn waits
+   * for a worker that never comes, so its actor stays.
    */
   private async attach(ctx: SupervisorContextState, modelId: string): Promise<void> {
     const { h } = ctx;
@@ -147,9 +149,9 @@ export class SupervisorDriver implements Driver<SupervisorContextState> {
     }
     const agentId = nextAgentId();
     ctx.agents.set(modelId, agentId);
-    await h.runtime.createAgent({ agent_id: agentId, config: { turn_runner: 'scripted', model: 'scripted' } });
-    // No await in between: the scheduler's first look at the agent comes after this stop.
-    await h.runtime.control(agentId, { action: 'stop' });
+    await h.runtime.createAgent({ agent_id: agentId, config: { turn_runner: 'http_worker', model: 'external' } });
+    // No await in between: the scheduler's first look at the agent finds the prompt queued.
+    await h.runtime.prompt(agentId, { text: 'hold the actor' });
   }
 
   async run(ctx: SupervisorContextState, path: ModelPath, chunk: readonly number[]): Promise<void> {
@@ -161,10 +163,11 @@ export class SupervisorDriver implements Driver<SupervisorContextState> {
       case 'AGENT.ATTACHED':
         return this.attach(ctx, event.agentId);
       case 'AGENT.DETACHED': {
-        // Started again, the agent has nothing to do: it sleeps and its actor is stopped.
+        // Its run aborted, the agent has nothing to do: it sleeps and its actor is stopped.
         const agentId = ctx.agents.get(event.agentId);
         if (!agentId) throw new Error(`AGENT.DETACHED needs ${event.agentId} attached`);
-        await ctx.h.runtime.control(agentId, { action: 'start' });
+        await eventually(async () => (await ctx.h.runtime.getSummary(agentId)).agent.current_run_id !== null, `${agentId}'s turn to start`);
+        await ctx.h.runtime.abortRun(agentId, {});
         return;
       }
       case 'SHUTDOWN':
