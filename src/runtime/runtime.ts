@@ -503,9 +503,9 @@ export class Runtime implements RuntimeApi {
 
   /**
    * A passivated agent that needs no recovery (asleep with nothing to do, stopped, terminated)
-   * holds no memory: its cell leaves `cells` once its lane has
-   * drained, and the store releases what it holds open for it (`evictAgent`). Its roster entry, armed timers and trigger
-   * hashes stay; the next access reloads it.
+   * holds no memory: its cell leaves `cells` once its lane has drained, and the store releases
+   * what it holds open for it (`evictAgent`). Its roster entry, armed timers and trigger hashes
+   * stay; the next access reloads it.
    */
   private async retire(agentId: string): Promise<void> {
     const cell = this.cells.get(agentId);
