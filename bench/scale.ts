@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { limitHeapGrowth } from '../src/runtime/heap-growth.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { LowdbStore, MemoryStore, type Store } from '../src/store/index.js';
 import { Activity } from './lib/activity.js';
@@ -196,6 +197,8 @@ function slope(points: Checkpoint[], of: 'rss' | 'heap' = 'rss'): number {
 }
 
 if (process.argv[2] === '--restarted') {
+  // A fresh process, run like the one that created the agents (`runBenchmark` does it there).
+  limitHeapGrowth();
   const [, , , dataDir, agents, wakes, seed] = process.argv;
   restartedProcess(dataDir as string, Number(agents), Number(wakes), Number(seed))
     .then((report) => process.send?.(report, () => process.exit(0)))

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './http/app.js';
+import { limitHeapGrowth } from './runtime/heap-growth.js';
 import { inspectLog } from './runtime/inspect-log.js';
 import { Runtime } from './runtime/runtime.js';
 
@@ -74,6 +75,7 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): ServeConfig {
 }
 
 async function serve(config: ServeConfig): Promise<void> {
+  limitHeapGrowth();
   const recorder = config.inspectLog ? inspectLog(config.inspectLog) : null;
   const runtime = await Runtime.open({
     dataDir: config.dataDir,

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { limitHeapGrowth } from '../../src/runtime/heap-growth.js';
 import { describeMachine, machineInfo } from './machine.js';
 import { summarize } from './stats.js';
 import { printTable, type Metric } from './table.js';
@@ -19,6 +20,8 @@ const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'results
  * (or the watchdog, when the bounded loops somehow overrun `budgetMs`) exits non-zero.
  */
 export function runBenchmark(name: string, budgetMs: number, body: () => Promise<BenchResult>): void {
+  // The runtime is measured as `holon-xstate serve` runs it (baselines share the process).
+  limitHeapGrowth();
   const machine = machineInfo();
   const started = performance.now();
   console.log(`bench:${name} on ${describeMachine(machine)}`);
