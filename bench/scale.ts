@@ -198,7 +198,8 @@ function slope(points: Checkpoint[], of: 'rss' | 'heap' = 'rss'): number {
 
 if (process.argv[2] === '--restarted') {
   // A fresh process, run like the one that created the agents (`runBenchmark` does it there).
-  limitHeapGrowth();
+  const heapGrowth = process.env['BENCH_HEAP_GROWTH'];
+  if (heapGrowth !== undefined) limitHeapGrowth(Number(heapGrowth));
   const [, , , dataDir, agents, wakes, seed] = process.argv;
   restartedProcess(dataDir as string, Number(agents), Number(wakes), Number(seed))
     .then((report) => process.send?.(report, () => process.exit(0)))

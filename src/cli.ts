@@ -19,6 +19,9 @@ serve:
   --node-id <id>     lease holder name (default node-<pid>)
   --log-level <lvl>  fatal|error|warn|info|debug|trace|silent (default info)
   --inspect-log <f>  append every XState inspection event as JSONL to <f> (offline replay)
+  --heap-growth <p>  let V8's heap grow to only 1 + p/100 times its live data between full
+                     collections (default: V8's own, up to 4x): less memory after bursts, more
+                     collection time (see README)
 
 migrate: rewrites intact snapshots of another schema version at the current one, so an agent
   whose wake was refused (snapshot_incompatible) can become Active again. Run it with the server
@@ -36,6 +39,8 @@ interface ServeConfig {
   nodeId: string | undefined;
   logLevel: string;
   inspectLog: string | undefined;
+  /** `--heap-growth`, percent; undefined keeps V8's own growth. */
+  heapGrowth: number | undefined;
   /** Set when local mode overrode a requested --host. */
   ignoredHost: string | undefined;
 }
@@ -53,10 +58,13 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): ServeConfig {
       'node-id': { type: 'string' },
       'log-level': { type: 'string', default: 'info' },
       'inspect-log': { type: 'string' },
+      'heap-growth': { type: 'string' },
     },
   });
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`invalid --port ${values.port}`);
+  const heapGrowth = values['heap-growth'] === undefined ? undefined : Number(values['heap-growth']);
+  if (heapGrowth !== undefined && !(Number.isInteger(heapGrowth) && heapGrowth >= 1)) throw new Error(`invalid --heap-growth ${values['heap-growth']}: a positive whole percent`);
   const token = values.token ?? (env['HOLON_TOKEN'] || undefined);
   if (token !== undefined && token.trim() === '') throw new Error('the control token must not be blank');
   // Without a token nothing authenticates /api/*, so only this machine may reach it.
@@ -70,12 +78,13 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): ServeConfig {
     nodeId: values['node-id'],
     logLevel: values['log-level'],
     inspectLog: values['inspect-log'] ? resolve(values['inspect-log']) : undefined,
+    heapGrowth,
     ignoredHost: token === undefined && requestedHost !== undefined && requestedHost !== LOCAL_HOST ? requestedHost : undefined,
   };
 }
 
 async function serve(config: ServeConfig): Promise<void> {
-  limitHeapGrowth();
+  if (config.heapGrowth !== undefined) limitHeapGrowth(config.heapGrowth);
   const recorder = config.inspectLog ? inspectLog(config.inspectLog) : null;
   const runtime = await Runtime.open({
     dataDir: config.dataDir,
@@ -120,6 +129,7 @@ async function serve(config: ServeConfig): Promise<void> {
   console.log(`data dir: ${config.dataDir}`);
   console.log(`node id: ${runtime.nodeId}`);
   if (config.inspectLog) console.log(`inspection log: ${config.inspectLog}`);
+  if (config.heapGrowth !== undefined) console.log(`heap growth: ${config.heapGrowth}% over the live heap`);
 }
 
 async function migrate(args: string[]): Promise<void> {

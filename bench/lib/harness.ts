@@ -20,8 +20,9 @@ const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'results
  * (or the watchdog, when the bounded loops somehow overrun `budgetMs`) exits non-zero.
  */
 export function runBenchmark(name: string, budgetMs: number, body: () => Promise<BenchResult>): void {
-  // The runtime is measured as `holon-xstate serve` runs it (baselines share the process).
-  limitHeapGrowth();
+  // `serve --heap-growth <p>`'s setting, when a run measures it (baselines share the process).
+  const heapGrowth = process.env['BENCH_HEAP_GROWTH'];
+  if (heapGrowth !== undefined) limitHeapGrowth(Number(heapGrowth));
   const machine = machineInfo();
   const started = performance.now();
   console.log(`bench:${name} on ${describeMachine(machine)}`);

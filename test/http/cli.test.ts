@@ -80,8 +80,9 @@ describe('holon-xstate serve', () => {
       }
 
       // Restart on the same data dir, in bearer mode this time (token from the environment).
-      const second = await serve(['--data-dir', dataDir], { HOLON_TOKEN: 'restart-token' });
+      const second = await serve(['--data-dir', dataDir, '--heap-growth', '100'], { HOLON_TOKEN: 'restart-token' });
       expect(second.output()).toMatch(/auth: bearer/);
+      expect(second.output()).toContain('heap growth: 100% over the live heap');
       expect((await call(second.base, 'GET', '/api/agents/list')).status).toBe(401);
       const again = client(second.base, 'restart-token');
       const summary = await again.get<AgentSummary>(`/api/agents/${worker.id}/status`);
@@ -102,7 +103,7 @@ describe('holon-xstate serve', () => {
   }, 240_000);
 
   it('refuses unknown commands and options with exit code 2', async () => {
-    for (const args of [['frobnicate'], ['serve', '--colour', 'red'], ['serve', '--port', 'http']]) {
+    for (const args of [['frobnicate'], ['serve', '--colour', 'red'], ['serve', '--port', 'http'], ['serve', '--heap-growth', '0'], ['serve', '--heap-growth', '1.5']]) {
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
       children.add(child);
       let err = '';
