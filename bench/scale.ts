@@ -1,11 +1,10 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { limitHeapGrowth } from '../src/runtime/heap-growth.js';
 import { Runtime } from '../src/runtime/runtime.js';
 import { LowdbStore, MemoryStore, type Store } from '../src/store/index.js';
 import { Activity } from './lib/activity.js';
 import { openRuntime, scratchDir } from './lib/fixtures.js';
-import { progress, runBenchmark } from './lib/harness.js';
+import { applyBenchHeapGrowth, progress, runBenchmark } from './lib/harness.js';
 import { percentile } from './lib/stats.js';
 import type { Metric } from './lib/table.js';
 import { collectGarbage, MiB, pool, until } from './lib/timing.js';
@@ -198,8 +197,7 @@ function slope(points: Checkpoint[], of: 'rss' | 'heap' = 'rss'): number {
 
 if (process.argv[2] === '--restarted') {
   // A fresh process, run like the one that created the agents (`runBenchmark` does it there).
-  const heapGrowth = process.env['BENCH_HEAP_GROWTH'];
-  if (heapGrowth !== undefined) limitHeapGrowth(Number(heapGrowth));
+  applyBenchHeapGrowth();
   const [, , , dataDir, agents, wakes, seed] = process.argv;
   restartedProcess(dataDir as string, Number(agents), Number(wakes), Number(seed))
     .then((report) => process.send?.(report, () => process.exit(0)))
@@ -274,7 +272,7 @@ if (process.argv[2] === '--restarted') {
           `wakes: ${Math.ceil(WAKES / RESTARTS)} distinct random agents per restart (${WAKES} in all), ${WAKE_CONCURRENCY} in flight, runtime.wake → turn_started via runtime.subscribe`,
           measuredAtTarget ? 'measured at the target size' : 'the 100,000-agent rows are linear projections from this size (RSS: slope over creation checkpoints; restart: per-agent time)',
           ...(measuredAtTarget ? [] : ['the RSS projection carries no target: up to residentQuietAgents (1,000) quiet agents stay loaded, so the slope of a small run is mostly them; the RSS target is checked by a run at the target size (SCALE_AGENTS=100000)']),
-          `RSS after creating: right after the last agent slept and a forced full collection; it includes the V8 heap the creation burst committed and has not given back yet. After ${IDLE_S} s idle (no forced collection) V8's memory reducer has returned it`,
+          `RSS after creating: right after the last agent slept and a forced full collection; it includes the V8 heap the creation burst committed and has not given back yet; V8's memory reducer gives it back once the process idles (it starts ~8 s after allocation stops), read again after ${IDLE_S} s idle without a forced collection`,
           'below ~20,000 agents the RSS slope is mostly native memory the creation burst leaves behind; the V8 heap slope is what each sleeping agent keeps',
         ],
       };

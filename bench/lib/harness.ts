@@ -19,10 +19,14 @@ const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'results
  * `bench/results/<name>.json`. A missed target is reported, never an exit code; only a crash
  * (or the watchdog, when the bounded loops somehow overrun `budgetMs`) exits non-zero.
  */
-export function runBenchmark(name: string, budgetMs: number, body: () => Promise<BenchResult>): void {
-  // `serve --heap-growth <p>`'s setting, when a run measures it (baselines share the process).
+/** `BENCH_HEAP_GROWTH=<p>` runs a benchmark process as `serve --heap-growth <p>` runs (baselines share the process). */
+export function applyBenchHeapGrowth(): void {
   const heapGrowth = process.env['BENCH_HEAP_GROWTH'];
   if (heapGrowth !== undefined) limitHeapGrowth(Number(heapGrowth));
+}
+
+export function runBenchmark(name: string, budgetMs: number, body: () => Promise<BenchResult>): void {
+  applyBenchHeapGrowth();
   const machine = machineInfo();
   const started = performance.now();
   console.log(`bench:${name} on ${describeMachine(machine)}`);
