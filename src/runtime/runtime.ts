@@ -483,7 +483,7 @@ export class Runtime implements RuntimeApi {
         });
       }
       return operation(tx);
-    }, { pipelined: options.pipelined ?? false, shallow: options.shallow ?? false });
+    }, options);
     this.kick(agentId);
     return result;
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AgentCell, type CellEnv } from '../../src/runtime/agent-cell.js';
 import type { AgentDoc } from '../../src/runtime/agent-doc.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { MemoryStore, type Commit, type CommitResult } from '../../src/store/index.js';
@@ -42,5 +43,27 @@ describe('a queued message commits a shallow draft (RunOptions.shallow)', () => 
     } finally {
       await runtime.close();
     }
+  });
+
+  it('is the operation’s draft: the head’s top level and state copied, every other part the head’s own', async () => {
+    const store = new RecordingStore();
+    const runtime = await Runtime.open({ store, nodeId: 'shallow-draft' });
+    await runtime.createAgent({ agent_id: 'd', config: { turn_runner: 'http_worker', model: 'external' } });
+    await untilAsleep(runtime, 'd');
+    const stored = await store.loadAgent('d');
+    await runtime.close();
+    const head = stored?.doc as AgentDoc;
+    // Only the lane is exercised: nothing is committed (a draft only read is not), so no store, clock or actor is reached.
+    const cell = new AgentCell('d', head, stored?.version ?? 0, { settled: () => undefined } as unknown as CellEnv);
+    await cell.run(async (tx) => {
+      expect(tx.doc).not.toBe(head);
+      expect(tx.doc.state).not.toBe(head.state);
+      expect(tx.doc.state).toEqual(head.state);
+      for (const key of ['identity', 'config', 'triggers', 'queue', 'recent_keys', 'transitions'] as const) expect(tx.doc[key]).toBe(head[key]);
+    }, { shallow: true });
+    await cell.run(async (tx) => {
+      for (const key of ['identity', 'config', 'triggers', 'recent_keys'] as const) expect(tx.doc[key]).not.toBe(head[key]);
+      expect(tx.doc.identity).toEqual(head.identity);
+    });
   });
 });
