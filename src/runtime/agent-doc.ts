@@ -60,8 +60,13 @@ export const AgentDoc = z.object({
   tasks: z.array(TaskRecord),
   triggers: z.array(ExternalTriggerRecord),
   effects: z.array(EffectRecord),
-  /** transition_id → recent committed records (all operator ones), so a replayed transition returns its first result. */
-  transitions: z.record(z.string(), TransitionRecord),
+  /**
+   * Recent committed transition records (and the client-named ones), oldest first, so a replayed
+   * transition returns its first result. A list, not a record keyed by id: an agent commits one
+   * every few operations for its whole life, and copying a record of dozens of random keys on
+   * each (the draft never edits a committed one) cost more than the rest of a turn.
+   */
+  transitions: z.preprocess(transitionList, z.array(TransitionRecord)),
   pending_transition: PendingTransition.nullable(),
   transition_count: z.number().int().nonnegative(),
   snapshots: z.array(Snapshot),
@@ -78,6 +83,17 @@ export const AgentDoc = z.object({
   last_commit_at: z.string(),
 });
 export type AgentDoc = z.infer<typeof AgentDoc>;
+
+/** Documents written before transitions became a list kept them as a record keyed by id. */
+function transitionList(raw: unknown): unknown {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return raw;
+  return Object.values(raw).sort((a: { seq?: number }, b: { seq?: number }) => (a.seq ?? 0) - (b.seq ?? 0));
+}
+
+/** The committed record of `transitionId`, while the document keeps it (see `prune`). */
+export function findTransition(doc: AgentDoc, transitionId: string): TransitionRecord | undefined {
+  return doc.transitions.find((t) => t.transition_id === transitionId);
+}
 
 /** Records in one of these states are history: no code changes them any more. */
 const SETTLED_MESSAGE: ReadonlySet<string> = new Set(['processed', 'aborted', 'dropped']);
@@ -179,8 +195,8 @@ export function appendRecord<K extends RecordList>(doc: AgentDoc, list: K, recor
 }
 
 /** Records a committed transition in `doc` without editing a container a committed document may share. */
-export function addTransition(doc: AgentDoc, record: AgentDoc['transitions'][string]): void {
-  doc.transitions = { ...doc.transitions, [record.transition_id]: record };
+export function addTransition(doc: AgentDoc, record: TransitionRecord): void {
+  doc.transitions = [...doc.transitions, record];
 }
 
 /** Keeps a snapshot in `doc` without editing a container a committed document may share. */
@@ -211,22 +227,35 @@ export function prune(doc: AgentDoc, base: AgentDoc): void {
   if (doc.recent_keys.length > RECENT_KEYS_LIMIT) doc.recent_keys = doc.recent_keys.slice(-RECENT_KEYS_LIMIT);
   // Every record is in the event log; the document keeps the recent ones, plus those a client
   // named (their transition_id must replay), so it does not grow with the agent's age.
-  if (doc.transitions === base.transitions || countUpTo(doc.transitions, RECENT_TRANSITIONS_KEPT + 1) <= RECENT_TRANSITIONS_KEPT) return;
-  const records = Object.values(doc.transitions);
-  records.sort((a, b) => a.seq - b.seq);
-  const recent = new Set(records.slice(-RECENT_TRANSITIONS_KEPT).map((t) => t.transition_id));
-  // Ids the runtime minted (`tr_…`) are never replayed; a client's must keep answering with its record.
-  const operators = records.filter((t) => !RUNTIME_TRANSITION_ID.test(t.transition_id)).slice(-OPERATOR_TRANSITIONS_KEPT).map((t) => t.transition_id);
-  for (const id of operators) recent.add(id);
-  if (recent.size === records.length) return;
-  doc.transitions = Object.fromEntries(records.filter((t) => recent.has(t.transition_id)).map((t) => [t.transition_id, t]));
+  if (doc.transitions !== base.transitions && doc.transitions.length > RECENT_TRANSITIONS_KEPT) doc.transitions = recentTransitions(doc.transitions);
 }
 
-/** The number of keys of `record`, counted no further than `limit` (no array is built). */
-function countUpTo(record: object, limit: number): number {
-  let count = 0;
-  for (const _ in record) if (++count >= limit) break;
-  return count;
+/**
+ * The newest `RECENT_TRANSITIONS_KEPT` records, the newest `OPERATOR_TRANSITIONS_KEPT` client-named
+ * ones and the records that closed those (`transition:<id>` in their evidence: a replay answers
+ * with their phases), oldest first.
+ */
+function recentTransitions(list: TransitionRecord[]): TransitionRecord[] {
+  const recentFrom = list.length - RECENT_TRANSITIONS_KEPT;
+  // The usual case, one commit after the last: only runtime records fell out of the recent ones.
+  const older = list.slice(0, recentFrom);
+  if (!older.some((t) => isClientNamed(t) || t.evidence_refs.some((ref) => ref.startsWith('transition:')))) return list.slice(recentFrom);
+  const named = new Set<string>();
+  for (let i = list.length - 1; i >= 0 && named.size < OPERATOR_TRANSITIONS_KEPT; i--) {
+    const record = list[i] as TransitionRecord;
+    if (isClientNamed(record)) named.add(record.transition_id);
+  }
+  const kept = list.filter((t, i) => i >= recentFrom || named.has(t.transition_id) || closesNamed(t, named));
+  return kept.length === list.length ? list : kept;
+}
+
+/** Ids the runtime minted (`tr_…`) are never replayed; a client's must keep answering with its record. */
+function isClientNamed(record: TransitionRecord): boolean {
+  return !RUNTIME_TRANSITION_ID.test(record.transition_id);
+}
+
+function closesNamed(record: TransitionRecord, named: ReadonlySet<string>): boolean {
+  return record.evidence_refs.some((ref) => ref.startsWith('transition:') && named.has(ref.slice('transition:'.length)));
 }
 
 /** `items` without its oldest entries that match `settled`, beyond the newest `kept` of them. */

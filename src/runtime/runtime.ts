@@ -67,7 +67,7 @@ import {
 } from '../domain/index.js';
 import type { Lease, Store } from '../store/store.js';
 import { createStore } from '../store/index.js';
-import { addSnapshot, appendRecord, type AgentDoc } from './agent-doc.js';
+import { addSnapshot, appendRecord, findTransition, type AgentDoc } from './agent-doc.js';
 import { AgentCell, parseDoc, statePath, type CellEnv, type EffectRequest, type RunOptions, type Tx } from './agent-cell.js';
 import type { CallbackBody, MutationOptions, Page, RuntimeApi } from './api.js';
 import { hashToken, mintToken, tokenMatches } from './capability.js';
@@ -1429,7 +1429,7 @@ export class Runtime implements RuntimeApi {
       tasks: [],
       triggers: [],
       effects: [],
-      transitions: {},
+      transitions: [],
       pending_transition: null,
       transition_count: 0,
       snapshots: [],
@@ -1528,9 +1528,9 @@ export class Runtime implements RuntimeApi {
   async transition(agentId: string, request: TransitionRequest): Promise<{ record: TransitionRecord; replayed: boolean }> {
     const req = TransitionRequest.parse(request);
     const cell = await this.cell(agentId);
-    if (cell.doc.transitions[req.transition_id]) return { record: this.transitionResult(cell.doc, req.transition_id), replayed: true };
+    if (findTransition(cell.doc, req.transition_id)) return { record: this.transitionResult(cell.doc, req.transition_id), replayed: true };
     const record = await this.mutate(agentId, async (tx) => {
-      if (tx.doc.transitions[req.transition_id]) return this.transitionResult(tx.doc, req.transition_id);
+      if (findTransition(tx.doc, req.transition_id)) return this.transitionResult(tx.doc, req.transition_id);
       return this.explicitTransition(tx, req);
     }, { expected_version: req.expected_version, allowTerminated: false });
     return { record, replayed: false };
@@ -1585,9 +1585,9 @@ export class Runtime implements RuntimeApi {
    * the full protocol is in the `transition_phase` events too.
    */
   private transitionResult(doc: AgentDoc, transitionId: string): TransitionRecord {
-    const opened = doc.transitions[transitionId];
+    const opened = findTransition(doc, transitionId);
     if (!opened) throw new DomainError('internal_error', `transition ${transitionId} did not commit`);
-    const closed = Object.values(doc.transitions).find((t) => t.evidence_refs.includes(`transition:${transitionId}`));
+    const closed = doc.transitions.find((t) => t.evidence_refs.includes(`transition:${transitionId}`));
     return closed ? { ...opened, phases: closed.phases } : opened;
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appendRecord, copyDoc, prune, reshare, type AgentDoc } from '../../src/runtime/agent-doc.js';
+import { addTransition, appendRecord, copyDoc, prune, reshare, type AgentDoc } from '../../src/runtime/agent-doc.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { MemoryStore } from '../../src/store/index.js';
 import { untilAsleep } from './helpers.js';
@@ -91,5 +91,33 @@ describe('prune', () => {
     prune(draft, base);
     expect(draft.queue).toBe(base.queue);
     expect(draft.queue).toHaveLength(65);
+  });
+
+  it('keeps the newest 64 transition records, the newest 512 client-named ones and the records closing those, oldest first', async () => {
+    const base = await docWithOpenMessages();
+    const shape = base.transitions[0] as AgentDoc['transitions'][number];
+    const runtimeId = (n: number) => `tr_${n.toString(16).padStart(20, '0')}`;
+    const records: AgentDoc['transitions'] = [];
+    // 600 client-named transitions, each closed by a runtime record naming it, then 100 plain ones.
+    for (let i = 0; i < 600; i++) {
+      records.push({ ...shape, transition_id: `client-${i}`, seq: records.length + 1, evidence_refs: [] });
+      records.push({ ...shape, transition_id: runtimeId(records.length + 1), seq: records.length + 1, evidence_refs: [`transition:client-${i}`] });
+    }
+    for (let i = 0; i < 100; i++) records.push({ ...shape, transition_id: runtimeId(records.length + 1), seq: records.length + 1, evidence_refs: [] });
+    base.transitions = records.slice(0, -1);
+    const draft = copyDoc(base);
+    addTransition(draft, records.at(-1) as AgentDoc['transitions'][number]);
+    prune(draft, base);
+    const ids = draft.transitions.map((t) => t.transition_id);
+    expect(ids.filter((id) => id.startsWith('client-'))).toEqual(Array.from({ length: 512 }, (_, i) => `client-${i + 88}`));
+    expect(draft.transitions.filter((t) => t.evidence_refs.length > 0)).toHaveLength(512);
+    expect(ids.slice(-64)).toEqual(records.slice(-64).map((t) => t.transition_id));
+    expect(draft.transitions).toHaveLength(512 * 2 + 64);
+    expect(draft.transitions.map((t) => t.seq)).toEqual([...draft.transitions.map((t) => t.seq)].sort((a, b) => a - b));
+    // Within the bound, the list is the draft's own: nothing to drop.
+    const within = copyDoc(base);
+    within.transitions = records.slice(-64);
+    prune(within, base);
+    expect(within.transitions).toHaveLength(64);
   });
 });

@@ -1,3 +1,5 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reasonChain } from '../../src/runtime/reason-chain.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
@@ -69,16 +71,14 @@ describe('transitions are records (seed 002)', () => {
 });
 
 describe('agent documents stay small', () => {
-  it('keep recent and client-named transition records only; the chain stays whole in the event log', async () => {
-    const { readFile } = await import('node:fs/promises');
-    const { join } = await import('node:path');
+  it('keep recent and client-named transition records only, oldest first; the chain stays whole in the event log', async () => {
     const dir = tempDataDir();
     const runtime = await openRuntime(dir.dir);
     try {
       await runtime.createAgent({ agent_id: 'busy-doc' });
       await untilAsleep(runtime, 'busy-doc');
       const version = (await runtime.getSummary('busy-doc')).state_version;
-      await runtime.transition('busy-doc', { transition_id: 'client-named-wake', to: 'active', reason: 'keep me', expected_version: version });
+      const named = await runtime.transition('busy-doc', { transition_id: 'client-named-wake', to: 'active', reason: 'keep me', expected_version: version });
       for (let i = 0; i < 25; i++) {
         await runtime.prompt('busy-doc', { text: `turn ${i}` });
         await eventually(async () => ((await runtime.getSummary('busy-doc')).agent.turn_index >= i + 1 ? true : undefined));
@@ -87,12 +87,59 @@ describe('agent documents stay small', () => {
       const chain = await runtime.listTransitions('busy-doc', { limit: 512 });
       expect(chain.length).toBeGreaterThan(70);
       await runtime.close();
-      const stored = JSON.parse(await readFile(join(dir.dir, 'agents', 'busy-doc', 'doc.json'), 'utf8')) as { doc: { transitions: Record<string, unknown> } };
-      const ids = Object.keys(stored.doc.transitions);
-      expect(ids.length).toBeLessThanOrEqual(65);
-      expect(ids).toContain('client-named-wake');
+      const stored = storedDoc(dir.dir, 'busy-doc');
+      const kept = stored.doc.transitions as Array<{ transition_id: string; seq: number }>;
+      // The client's record, the one that closed it (its replay answers with that one's phases), the newest 64.
+      const closer = chain.find((t) => t.evidence_refs.includes('transition:client-named-wake'));
+      expect(closer?.seq).toBe(named.record.seq + 1);
+      expect(kept.map((t) => t.transition_id)).toEqual(['client-named-wake', closer?.transition_id, ...chain.slice(-64).map((t) => t.transition_id)]);
+      const reopened = await openRuntime(dir.dir);
+      try {
+        expect(await reopened.transition('busy-doc', { transition_id: 'client-named-wake', to: 'active', reason: 'keep me', expected_version: version })).toEqual({ record: named.record, replayed: true });
+      } finally {
+        await reopened.close();
+      }
     } finally {
       dir.cleanup();
     }
   });
+
+  it('a document written when transitions were a record keyed by id still loads and replays them', async () => {
+    const dir = tempDataDir();
+    let runtime = await openRuntime(dir.dir);
+    try {
+      await runtime.createAgent({ agent_id: 'legacy' });
+      await untilAsleep(runtime, 'legacy');
+      const version = (await runtime.getSummary('legacy')).state_version;
+      const named = await runtime.transition('legacy', { transition_id: 'legacy-wake', to: 'active', reason: 'before the upgrade', expected_version: version });
+      await untilAsleep(runtime, 'legacy');
+      await runtime.close();
+      const stored = storedDoc(dir.dir, 'legacy');
+      const list = stored.doc.transitions as Array<{ transition_id: string; seq: number }>;
+      // Keyed by id in reverse order: the load must order them by seq again.
+      stored.doc.transitions = Object.fromEntries([...list].reverse().map((t) => [t.transition_id, t]));
+      writeFileSync(docPath(dir.dir, 'legacy'), JSON.stringify(stored));
+      runtime = await openRuntime(dir.dir);
+      expect(await runtime.transition('legacy', { transition_id: 'legacy-wake', to: 'active', reason: 'before the upgrade', expected_version: version })).toEqual({ record: named.record, replayed: true });
+      await runtime.prompt('legacy', { text: 'after the upgrade' });
+      await eventually(async () => ((await runtime.getSummary('legacy')).agent.turn_index >= 1 ? true : undefined));
+      await untilAsleep(runtime, 'legacy');
+      await runtime.close();
+      const rewritten = storedDoc(dir.dir, 'legacy').doc.transitions as Array<{ seq: number }>;
+      expect(Array.isArray(rewritten)).toBe(true);
+      expect(rewritten.map((t) => t.seq)).toEqual(rewritten.map((_, i) => (rewritten[0]?.seq ?? 0) + i));
+      expect(rewritten.length).toBeGreaterThan(list.length);
+    } finally {
+      await runtime.close().catch(() => undefined);
+      dir.cleanup();
+    }
+  });
 });
+
+function docPath(dataDir: string, agentId: string): string {
+  return join(dataDir, 'agents', agentId, 'doc.json');
+}
+
+function storedDoc(dataDir: string, agentId: string): { doc: Record<string, unknown> } {
+  return JSON.parse(readFileSync(docPath(dataDir, agentId), 'utf8')) as { doc: Record<string, unknown> };
+}
