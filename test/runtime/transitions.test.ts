@@ -75,10 +75,7 @@ describe('agent documents stay small', () => {
     const dir = tempDataDir();
     const runtime = await openRuntime(dir.dir);
     try {
-      await runtime.createAgent({ agent_id: 'busy-doc' });
-      await untilAsleep(runtime, 'busy-doc');
-      const version = (await runtime.getSummary('busy-doc')).state_version;
-      const named = await runtime.transition('busy-doc', { transition_id: 'client-named-wake', to: 'active', reason: 'keep me', expected_version: version });
+      const { request, named } = await wokenByClient(runtime, 'busy-doc', 'client-named-wake');
       for (let i = 0; i < 25; i++) {
         await runtime.prompt('busy-doc', { text: `turn ${i}` });
         await eventually(async () => ((await runtime.getSummary('busy-doc')).agent.turn_index >= i + 1 ? true : undefined));
@@ -95,7 +92,7 @@ describe('agent documents stay small', () => {
       expect(kept.map((t) => t.transition_id)).toEqual(['client-named-wake', closer?.transition_id, ...chain.slice(-64).map((t) => t.transition_id)]);
       const reopened = await openRuntime(dir.dir);
       try {
-        expect(await reopened.transition('busy-doc', { transition_id: 'client-named-wake', to: 'active', reason: 'keep me', expected_version: version })).toEqual({ record: named.record, replayed: true });
+        expect(await reopened.transition('busy-doc', request)).toEqual({ record: named.record, replayed: true });
       } finally {
         await reopened.close();
       }
@@ -108,10 +105,7 @@ describe('agent documents stay small', () => {
     const dir = tempDataDir();
     let runtime = await openRuntime(dir.dir);
     try {
-      await runtime.createAgent({ agent_id: 'legacy' });
-      await untilAsleep(runtime, 'legacy');
-      const version = (await runtime.getSummary('legacy')).state_version;
-      const named = await runtime.transition('legacy', { transition_id: 'legacy-wake', to: 'active', reason: 'before the upgrade', expected_version: version });
+      const { request, named } = await wokenByClient(runtime, 'legacy', 'legacy-wake');
       await untilAsleep(runtime, 'legacy');
       await runtime.close();
       const stored = storedDoc(dir.dir, 'legacy');
@@ -120,7 +114,7 @@ describe('agent documents stay small', () => {
       stored.doc.transitions = Object.fromEntries([...list].reverse().map((t) => [t.transition_id, t]));
       writeFileSync(docPath(dir.dir, 'legacy'), JSON.stringify(stored));
       runtime = await openRuntime(dir.dir);
-      expect(await runtime.transition('legacy', { transition_id: 'legacy-wake', to: 'active', reason: 'before the upgrade', expected_version: version })).toEqual({ record: named.record, replayed: true });
+      expect(await runtime.transition('legacy', request)).toEqual({ record: named.record, replayed: true });
       await runtime.prompt('legacy', { text: 'after the upgrade' });
       await eventually(async () => ((await runtime.getSummary('legacy')).agent.turn_index >= 1 ? true : undefined));
       await untilAsleep(runtime, 'legacy');
@@ -135,6 +129,14 @@ describe('agent documents stay small', () => {
     }
   });
 });
+
+/** A new agent, asleep, then woken by a client-named transition: the request (to replay) and its answer. */
+async function wokenByClient(runtime: Runtime, agentId: string, transitionId: string) {
+  await runtime.createAgent({ agent_id: agentId });
+  await untilAsleep(runtime, agentId);
+  const request = { transition_id: transitionId, to: 'active' as const, reason: 'a client wakes it', expected_version: (await runtime.getSummary(agentId)).state_version };
+  return { request, named: await runtime.transition(agentId, request) };
+}
 
 function docPath(dataDir: string, agentId: string): string {
   return join(dataDir, 'agents', agentId, 'doc.json');
