@@ -11,7 +11,7 @@ import {
   TRANSITIONAL_PHASES,
 } from '../domain/index.js';
 import type { CommitResult, NewEvent, Store } from '../store/store.js';
-import { addTransition, AgentDoc, copyDoc, prune, reshare } from './agent-doc.js';
+import { addTransition, AgentDoc, closingRef, copyDoc, prune, reshare } from './agent-doc.js';
 import type { Clock } from './clock.js';
 import { newId } from './clock.js';
 import type { EventBus } from './event-bus.js';
@@ -390,7 +390,7 @@ export class Tx {
     if (pending && pending.transitional_phase === record.from_phase) {
       record.phases = [...pending.phases, { phase: 'transition_committed', at: record.committed_at }];
       record.requested_at = pending.requested_at;
-      record.evidence_refs = [...record.evidence_refs, `transition:${pending.transition_id}`];
+      record.evidence_refs = [...record.evidence_refs, closingRef(pending.transition_id)];
       this.doc.pending_transition = null;
     } else if (TRANSITIONAL.has(toPhase)) {
       record.phases = [...opening];

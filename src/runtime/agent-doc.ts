@@ -212,6 +212,12 @@ const SETTLED_EFFECTS_KEPT = 256;
 const RECENT_TRANSITIONS_KEPT = 64;
 const OPERATOR_TRANSITIONS_KEPT = 512;
 const RUNTIME_TRANSITION_ID = /^tr_[0-9a-f]{20}$/;
+const CLOSES = 'transition:';
+
+/** The evidence by which the record leaving a transitional state names the client's transition that entered it. */
+export function closingRef(transitionId: string): string {
+  return `${CLOSES}${transitionId}`;
+}
 
 /**
  * Drops history that no decision reads any more, so documents (and commits) stay small. A list
@@ -237,9 +243,9 @@ export function prune(doc: AgentDoc, base: AgentDoc): void {
  */
 function recentTransitions(list: TransitionRecord[]): TransitionRecord[] {
   const recentFrom = list.length - RECENT_TRANSITIONS_KEPT;
-  // The usual case, one commit after the last: only runtime records fell out of the recent ones.
+  // The usual case: what fell out of the recent ones are runtime records that closed nothing.
   const older = list.slice(0, recentFrom);
-  if (!older.some((t) => isClientNamed(t) || t.evidence_refs.some((ref) => ref.startsWith('transition:')))) return list.slice(recentFrom);
+  if (!older.some((t) => isClientNamed(t) || t.evidence_refs.some((ref) => ref.startsWith(CLOSES)))) return list.slice(recentFrom);
   const named = new Set<string>();
   for (let i = list.length - 1; i >= 0 && named.size < OPERATOR_TRANSITIONS_KEPT; i--) {
     const record = list[i] as TransitionRecord;
@@ -255,7 +261,7 @@ function isClientNamed(record: TransitionRecord): boolean {
 }
 
 function closesNamed(record: TransitionRecord, named: ReadonlySet<string>): boolean {
-  return record.evidence_refs.some((ref) => ref.startsWith('transition:') && named.has(ref.slice('transition:'.length)));
+  return record.evidence_refs.some((ref) => ref.startsWith(CLOSES) && named.has(ref.slice(CLOSES.length)));
 }
 
 /** `items` without its oldest entries that match `settled`, beyond the newest `kept` of them. */

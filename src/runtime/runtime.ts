@@ -67,7 +67,7 @@ import {
 } from '../domain/index.js';
 import type { Lease, Store } from '../store/store.js';
 import { createStore } from '../store/index.js';
-import { addSnapshot, appendRecord, findTransition, type AgentDoc } from './agent-doc.js';
+import { addSnapshot, appendRecord, closingRef, findTransition, type AgentDoc } from './agent-doc.js';
 import { AgentCell, parseDoc, statePath, type CellEnv, type EffectRequest, type RunOptions, type Tx } from './agent-cell.js';
 import type { CallbackBody, MutationOptions, Page, RuntimeApi } from './api.js';
 import { hashToken, mintToken, tokenMatches } from './capability.js';
@@ -1587,7 +1587,7 @@ export class Runtime implements RuntimeApi {
   private transitionResult(doc: AgentDoc, transitionId: string): TransitionRecord {
     const opened = findTransition(doc, transitionId);
     if (!opened) throw new DomainError('internal_error', `transition ${transitionId} did not commit`);
-    const closed = doc.transitions.find((t) => t.evidence_refs.includes(`transition:${transitionId}`));
+    const closed = doc.transitions.find((t) => t.evidence_refs.includes(closingRef(transitionId)));
     return closed ? { ...opened, phases: closed.phases } : opened;
   }
 
