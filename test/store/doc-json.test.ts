@@ -101,6 +101,18 @@ describe('DocJson.patch', () => {
     expect(lay(previous, patch)).toEqual(next);
   });
 
+  it('logs a list that grew past its previous end by entries JSON writes as null', () => {
+    const json = new DocJson();
+    const records = [{ id: 0 }, { id: 1 }];
+    const previous = { queue: records };
+    // A run ends at the previous list's end; the next entry, undefined, is not the previous list's
+    // (absent) entry there.
+    const next = { queue: [...records, undefined, { id: 2 }] };
+    const patch = json.patch(next, previous) as Patch;
+    expect(JSON.parse(patch.deltas ?? 'null')).toEqual({ queue: { a: [[0, 2], { v: null }, { v: { id: 2 } }] } });
+    expect(lay(previous, patch)).toEqual(JSON.parse(JSON.stringify(next)));
+  });
+
   it('logs a list changed in many places (shuffled runs, every other entry replaced) exactly', () => {
     const json = new DocJson();
     const records = Array.from({ length: 40 }, (_, i) => ({ id: i }));

@@ -50,12 +50,24 @@ export class DocJson {
   /** A `FieldDelta` from `before` to `value`, when both are arrays or both records sharing objects (sharing primitives saves nothing worth a delta). */
   private delta(value: unknown, before: unknown): string | null {
     if (Array.isArray(value) && Array.isArray(before)) {
-      const at = new Map<unknown, number>();
-      before.forEach((element: unknown, i) => at.set(element, i));
+      // A list usually changes by dropping its oldest entries and appending: each run starts where
+      // the last one ended, so only a run's first entry is looked up. The first two lookups scan
+      // (the list's start, an appended entry); more build an index of every position.
+      let at: Map<unknown, number> | null = null;
+      let scans = 0;
+      const find = (element: unknown): number | undefined => {
+        if (at === null && scans++ < 2) {
+          const i = before.indexOf(element);
+          return i < 0 ? undefined : i;
+        }
+        at ??= positions(before);
+        return at.get(element);
+      };
       const parts: string[] = [];
       let shared = 0;
+      let next = -1;
       for (let k = 0; k < value.length; ) {
-        const start = at.get(value[k]);
+        const start = next >= 0 && next < before.length && before[next] === value[k] ? next : find(value[k]);
         if (start === undefined) {
           parts.push(`{"v":${valueJson(value[k], this.leaf) ?? 'null'}}`);
           k += 1;
@@ -68,6 +80,7 @@ export class DocJson {
         }
         for (let i = start; i < end; i++) if (isObject(before[i])) shared += 1;
         parts.push(`[${start},${end}]`);
+        next = end;
       }
       return shared > 0 ? `{"a":[${parts.join(',')}]}` : null;
     }
@@ -144,6 +157,13 @@ export function applyFieldDelta(before: unknown, delta: FieldDelta): unknown {
   const next: Record<string, unknown> = { ...before };
   for (const key of delta.o.del) delete next[key];
   return Object.assign(next, delta.o.set);
+}
+
+/** Each element of `list` → its (last) position. */
+function positions(list: readonly unknown[]): Map<unknown, number> {
+  const at = new Map<unknown, number>();
+  list.forEach((element, i) => at.set(element, i));
+  return at;
 }
 
 function isObject(value: unknown): boolean {
