@@ -16,7 +16,7 @@ import { until } from './lib/timing.js';
  * - Runtime: a prompt's events appended through `Runtime` (memory store, so the disk does not
  *   hide CPU costs) to an agent whose history holds ~1,000 vs ~100,000 events, in µs per
  *   appended event; and, against the same long history, an agent created for the measurement
- *   (its first prompt): a turn must not get dearer as the agent ages. (It did, ~4× once an agent
+ *   (its first prompts): a turn must not get dearer as the agent ages. (It did, ~4× once an agent
  *   had committed 64 transitions, until transition records became a list; the 1,000-event agent
  *   was already past that, so only the new agent shows such a cost.)
  */
