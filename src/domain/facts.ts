@@ -44,6 +44,7 @@ export const SchedulerFacts = z.object({
       subject_ref: z.string().nullable(),
     }),
   ),
+  /** Tasks the rules may read; the runtime passes the live (non-terminal) ones, the only ones any rule reads. */
   tasks: z.array(z.object({ id: z.string(), status: TaskStatus, work_item_id: z.string().nullable() })),
   active_timers: z.number().int().nonnegative(),
   pending_wake_hint: z.boolean(),
