@@ -1,5 +1,4 @@
-import { mkdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DomainError } from '../../domain/index.js';
 import type { OpenFiles } from './open-files.js';
@@ -88,8 +87,9 @@ export class AgentFiles {
       // The agent's first checkpoint (or its first events): the directories are made then, not
       // checked on every round, where a thousand mkdir calls cost more than the writes (a
       // missing directory fails the append's open or the temp file's creation, before anything
-      // is written).
-      mkdirSync(lines.length > 0 ? log.dir : this.dir(agent_id), { recursive: true });
+      // is written). Off the main thread: a round that meets a thousand new agents made them
+      // synchronously in ~1 s, and every commit waited behind it.
+      await mkdir(lines.length > 0 ? log.dir : this.dir(agent_id), { recursive: true });
       await this.writeFiles(agent_id, log, write, lines);
     }
   }
