@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './http/app.js';
-import { limitHeapGrowth } from './runtime/heap-growth.js';
+import { isHeapGrowthPercent, limitHeapGrowth } from './runtime/heap-growth.js';
 import { inspectLog } from './runtime/inspect-log.js';
 import { Runtime } from './runtime/runtime.js';
 
@@ -64,7 +64,7 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): ServeConfig {
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`invalid --port ${values.port}`);
   const heapGrowth = values['heap-growth'] === undefined ? undefined : Number(values['heap-growth']);
-  if (heapGrowth !== undefined && !(Number.isInteger(heapGrowth) && heapGrowth >= 1)) throw new Error(`invalid --heap-growth ${values['heap-growth']}: a positive whole percent`);
+  if (heapGrowth !== undefined && !isHeapGrowthPercent(heapGrowth)) throw new Error(`invalid --heap-growth ${values['heap-growth']}: a positive whole percent`);
   const token = values.token ?? (env['HOLON_TOKEN'] || undefined);
   if (token !== undefined && token.trim() === '') throw new Error('the control token must not be blank');
   // Without a token nothing authenticates /api/*, so only this machine may reach it.

@@ -14,17 +14,17 @@ export interface BenchResult {
 
 const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'results');
 
-/**
- * Runs one benchmark: prints the machine, the table and the notes, and writes
- * `bench/results/<name>.json`. A missed target is reported, never an exit code; only a crash
- * (or the watchdog, when the bounded loops somehow overrun `budgetMs`) exits non-zero.
- */
 /** `BENCH_HEAP_GROWTH=<p>` runs a benchmark process as `serve --heap-growth <p>` runs (baselines share the process). */
 export function applyBenchHeapGrowth(): void {
   const heapGrowth = process.env['BENCH_HEAP_GROWTH'];
   if (heapGrowth !== undefined) limitHeapGrowth(Number(heapGrowth));
 }
 
+/**
+ * Runs one benchmark: prints the machine, the table and the notes, and writes
+ * `bench/results/<name>.json`. A missed target is reported, never an exit code; only a crash
+ * (or the watchdog, when the bounded loops somehow overrun `budgetMs`) exits non-zero.
+ */
 export function runBenchmark(name: string, budgetMs: number, body: () => Promise<BenchResult>): void {
   applyBenchHeapGrowth();
   const machine = machineInfo();

@@ -4,9 +4,9 @@ import type { AgentDoc } from './agent-doc.js';
 
 /**
  * Projects an agent document onto the facts every contract reads. Never reads a summary back.
- * Runs several times per operation, so it walks each list once: `tasks` holds the live tasks only
- * (every rule reads only those; a document keeps up to 256 finished ones, and projecting them all
- * made an agent that had run many tasks turn ~1.2× slower).
+ * Runs several times per operation, so it builds as little as it can: `tasks` holds the live tasks
+ * only (every rule reads only those; a document keeps up to 256 finished ones, and projecting them
+ * all made an agent that had run many tasks turn slower), and the queue is counted, not filtered.
  */
 export function factsOf(doc: AgentDoc): SchedulerFacts {
   return {

@@ -13,6 +13,11 @@ import { setFlagsFromString } from 'node:v8';
  * @example limitHeapGrowth(100); // the heap grows to at most 2x its live data
  */
 export function limitHeapGrowth(percent: number): void {
-  if (!Number.isInteger(percent) || percent < 1) throw new RangeError(`heap growth must be a positive integer percent, got ${percent}`);
+  if (!isHeapGrowthPercent(percent)) throw new RangeError(`heap growth must be a positive integer percent, got ${percent}`);
   setFlagsFromString(`--heap-growing-percent=${percent}`);
+}
+
+/** What `limitHeapGrowth` takes: a whole percent, at least 1. */
+export function isHeapGrowthPercent(percent: number): boolean {
+  return Number.isInteger(percent) && percent >= 1;
 }
