@@ -7,8 +7,10 @@ import { agentMachine, continuationMachine, hasId, supervisorMachine, taskMachin
 import {
   decideForMessage,
   deriveClosure,
+  isActiveWait,
   isTerminalTask,
   resolveContinuation,
+  waitMatchesMessage,
   wakeHintDisposition,
   workSignal,
 } from '../../machines/contracts/index.js';
@@ -1023,17 +1025,11 @@ export class Runtime implements RuntimeApi {
     }
   }
 
+  /** The waits the message satisfies (waitMatchesMessage) resolve, in the commit that claims it. */
   private resolveWaits(tx: Tx, message: MessageEnvelope): void {
     const now = tx.now.toISOString();
     for (const wait of tx.doc.waits) {
-      if (wait.status !== 'active' && wait.status !== 'triggered') continue;
-      const matches =
-        (wait.kind === 'task' && message.kind === 'task_result' && wait.subject_ref === message.task_id) ||
-        (wait.kind === 'operator' && message.kind === 'operator_prompt') ||
-        (wait.kind === 'timer' && message.kind === 'timer_tick' && (!wait.subject_ref || wait.subject_ref === message.origin.kind && false || (message.origin.kind === 'timer' && message.origin.timer_id === wait.subject_ref))) ||
-        (wait.kind === 'external' && ['webhook_event', 'channel_event', 'callback_event', 'system_tick'].includes(message.kind) && !(message.origin.kind === 'system' && message.origin.subsystem === 'work_queue')) ||
-        (wait.kind === 'system' && message.kind === 'system_tick');
-      if (!matches) continue;
+      if (!isActiveWait(wait) || !waitMatchesMessage(wait, message)) continue;
       wait.status = 'resolved';
       wait.resolved_at = now;
       wait.updated_at = now;
