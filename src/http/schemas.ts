@@ -21,6 +21,7 @@ import {
   TaskStopResult,
   TimerRecord,
   TransitionRecord,
+  TurnClaim,
   TurnOffer,
   WaitConditionRecord,
   WakeResult,
@@ -49,6 +50,7 @@ const COMPONENTS: ReadonlyArray<readonly [z.ZodType, string]> = [
   [AgentEvent, 'AgentEvent'],
   [EventsPage, 'EventsPage'],
   [TurnOffer, 'TurnOffer'],
+  [TurnClaim, 'TurnClaim'],
   [Readiness, 'Readiness'],
   [ActorNode, 'ActorNode'],
 ];
@@ -141,9 +143,9 @@ export const AbortRunResponse = z
   .object({ ok: okTrue, agent_id: z.string(), run_id: z.string(), aborted: z.literal(true) })
   .meta({ id: 'AbortRunResponse' });
 
-export const TurnClaimResponse = TurnOffer.extend({ ok: okTrue, summary: AgentSummary }).meta({ id: 'TurnClaimResponse' });
+export const TurnClaimResponse = TurnClaim.extend({ ok: okTrue, summary: AgentSummary }).meta({ id: 'TurnClaimResponse' });
 export const TurnHeartbeatResponse = z
-  .object({ ok: okTrue, run_id: z.string(), lease_expires_at: z.string() })
+  .object({ ok: okTrue, run_id: z.string(), claim_id: z.string(), lease_expires_at: z.string() })
   .meta({ id: 'TurnHeartbeatResponse' });
 export const TurnCompleteResponse = z
   .object({ ok: okTrue, run_id: z.string(), applied: z.boolean() })

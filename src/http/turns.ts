@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ClaimTurnRequest, CompleteTurnRequest } from '../domain/index.js';
+import { ClaimTurnRequest, CompleteTurnRequest, HeartbeatTurnRequest } from '../domain/index.js';
 import { respondIdempotently } from './idempotency.js';
 import {
   apiErrors,
@@ -52,14 +52,14 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
-        summary: 'Extend the turn lease; 409 lease_lost once it expired',
+        summary: 'Extend the turn lease of claim_id; 409 lease_lost once it expired or the turn was offered again',
         params: RunParams,
-        body: EmptyBody,
+        body: HeartbeatTurnRequest,
         querystring: NoQuery,
         response: { 200: TurnHeartbeatResponse, ...apiErrors(404, 409) },
       },
     },
-    async (request) => ({ ok: true as const, ...(await runtime.heartbeatTurn(request.params.run_id)) }),
+    async (request) => ({ ok: true as const, ...(await runtime.heartbeatTurn(request.params.run_id, request.body)) }),
   );
 
   app.post(
@@ -67,7 +67,7 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
-        summary: "Apply the turn's actions as one committed transition (at most once)",
+        summary: "Apply the turn's actions as one committed transition (at most once); claim_id must still hold the turn",
         params: RunParams,
         headers: IdempotencyHeaders,
         body: CompleteTurnRequest,

@@ -29,6 +29,7 @@ import {
   EnqueueRequest,
   EventsQuery,
   ExecCommandRequest,
+  HeartbeatTurnRequest,
   InvokeAgentRequest,
   PageQuery,
   PickWorkItemRequest,
@@ -59,6 +60,7 @@ import {
   type TransitionRecord,
   type TriggerCapability,
   type TurnAction,
+  type TurnClaim,
   type TurnOffer,
   type TurnResult,
   type WaitConditionRecord,
@@ -2215,21 +2217,22 @@ export class Runtime implements RuntimeApi {
 
   // ---------------------------------------------------------------- turn workers
 
-  async claimTurn(request: ClaimTurnRequest, signal?: AbortSignal): Promise<TurnOffer | null> {
+  async claimTurn(request: ClaimTurnRequest, signal?: AbortSignal): Promise<TurnClaim | null> {
     const req = ClaimTurnRequest.parse(request);
     return this.offers.claim(req.agent_ids ?? null, req.wait_ms, signal);
   }
 
-  async heartbeatTurn(runId: string): Promise<{ run_id: string; lease_expires_at: string }> {
-    return { run_id: runId, lease_expires_at: this.offers.heartbeat(runId) };
+  async heartbeatTurn(runId: string, request: HeartbeatTurnRequest): Promise<{ run_id: string; claim_id: string; lease_expires_at: string }> {
+    const req = HeartbeatTurnRequest.parse(request);
+    return { run_id: runId, claim_id: req.claim_id, lease_expires_at: this.offers.heartbeat(runId, req.claim_id) };
   }
 
   async completeTurn(runId: string, request: CompleteTurnRequest): Promise<{ run_id: string; applied: boolean }> {
-    const req = CompleteTurnRequest.parse(request);
-    const offer = this.offers.complete(runId);
+    const { claim_id: claimId, ...result } = CompleteTurnRequest.parse(request);
+    const offer = this.offers.complete(runId, claimId);
     await this.mutate(offer.agent_id, async (tx) => {
       if (tx.doc.state.current_run_id !== offer.run_id) throw new DomainError('stale_run_id', `run ${offer.run_id} is no longer current`);
-      this.finishTurn(tx, offer.run_id, req);
+      this.finishTurn(tx, offer.run_id, result);
     });
     return { run_id: runId, applied: true };
   }

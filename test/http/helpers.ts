@@ -27,6 +27,8 @@ export interface StartOptions {
   dataDir?: string;
   captureLogs?: boolean;
   sseHeartbeatMs?: number;
+  /** The runtime's turnLeaseMs (HTTP turn workers). */
+  turnLeaseMs?: number;
 }
 
 export async function tempDir(prefix = 'holon-http-'): Promise<string> {
@@ -36,7 +38,7 @@ export async function tempDir(prefix = 'holon-http-'): Promise<string> {
 /** A real runtime on a temp data dir behind the app on a real socket. */
 export async function startServer(options: StartOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await tempDir());
-  const runtime = await Runtime.open({ dataDir });
+  const runtime = await Runtime.open({ dataDir, ...(options.turnLeaseMs !== undefined ? { turnLeaseMs: options.turnLeaseMs } : {}) });
   const logs: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
