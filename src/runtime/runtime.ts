@@ -142,6 +142,13 @@ export interface RuntimeOptions {
    */
   killGraceMs?: number;
   /**
+   * Command processes one agent may run at once: a command task beyond it stays `queued` (visible
+   * as such, and `TaskOutput(block=true)` waits on it) and starts, in creation order, when one ends.
+   * @default 128
+   * @example maxRunningTasks: 4
+   */
+  maxRunningTasks?: number;
+  /**
    * How long an HTTP turn worker may hold a turn without a heartbeat.
    * @default 30_000
    */
@@ -263,7 +270,7 @@ export class Runtime implements RuntimeApi {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly runner: TurnRunner,
-    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'turnLeaseMs' | 'shardCapacity' | 'residentQuietAgents' | 'effectTimeoutMs'>> & { dataDir: string; inspect?: RuntimeOptions['inspect']; faults?: RuntimeOptions['faults'] },
+    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'maxRunningTasks' | 'turnLeaseMs' | 'shardCapacity' | 'residentQuietAgents' | 'effectTimeoutMs'>> & { dataDir: string; inspect?: RuntimeOptions['inspect']; faults?: RuntimeOptions['faults'] },
     nodeId: string,
   ) {
     this.nodeId = nodeId;
@@ -310,6 +317,7 @@ export class Runtime implements RuntimeApi {
         dataDir: store.kind === 'lowdb' ? store.location : dataDir,
         leaseTtlMs: options.leaseTtlMs ?? 10_000,
         killGraceMs: options.killGraceMs ?? 2_000,
+        maxRunningTasks: options.maxRunningTasks ?? 128,
         turnLeaseMs: options.turnLeaseMs ?? 30_000,
         shardCapacity: options.shardCapacity ?? 1_000,
         residentQuietAgents: options.residentQuietAgents ?? 1_000,
@@ -1240,6 +1248,8 @@ export class Runtime implements RuntimeApi {
     const agentId = tx.cell.id;
     const task = tx.doc.tasks.find((t) => t.id === taskId);
     if (!task || task.status !== 'queued' || !task.cmd) return;
+    // At the bound it stays queued: the next recorded result launches the agent's queued tasks.
+    if (tx.doc.tasks.filter(isRunningCommand).length >= this.options.maxRunningTasks) return;
     const handle = startCommand({
       cmd: task.cmd,
       ...(task.workdir ? { cwd: task.workdir } : {}),
@@ -1284,9 +1294,12 @@ export class Runtime implements RuntimeApi {
   }
 
   private async recordResults(agentId: string, take: () => FinishedCommand[]): Promise<void> {
-    await this.mutate(agentId, async (tx) => {
+    const waiting = await this.mutate(agentId, async (tx) => {
       for (const finished of take()) this.recordResult(tx, finished);
+      return tx.doc.tasks.filter((t) => t.status === 'queued' && t.cmd !== null).map((t) => t.id);
     }, { allowTerminated: true, pipelined: true });
+    // Processes ended: queued tasks held back by maxRunningTasks may start now, oldest first.
+    for (const taskId of waiting) this.launchAfterCommit(agentId, taskId);
   }
 
   private recordResult(tx: Tx, { taskId, handle, result }: FinishedCommand): void {
@@ -2043,22 +2056,27 @@ export class Runtime implements RuntimeApi {
 
   async taskOutput(agentId: string, taskId: string, query: TaskOutputQuery): Promise<TaskOutputResult> {
     const q = TaskOutputQuery.parse(query);
-    const cell = await this.cell(agentId);
-    this.findTask(cell.doc, taskId);
-    const live = this.live.get(taskId);
+    const deadline = Date.now() + q.timeout_ms;
+    const statusOf = async () => this.findTask((await this.cell(agentId)).doc, taskId).status;
+    const queued = (await statusOf()) === 'queued' && !this.live.has(taskId);
     let retrieval: TaskOutputResult['retrieval_status'] = 'success';
-    if (live) {
-      if (q.block) {
-        const outcome = await waitForOutput(live.handle, { sinceBytes: live.handle.outputBytes, timeoutMs: q.timeout_ms });
+    if (q.block) {
+      // A queued task is waited for like a running one: until it starts (or ends), then for output
+      // (all of it counts as new), then, if its process ended, until its result is recorded.
+      if (queued) await this.untilTaskStatus(agentId, taskId, (status) => status !== 'queued', deadline);
+      const live = this.live.get(taskId);
+      if (live) {
+        const outcome = await waitForOutput(live.handle, { sinceBytes: queued ? 0 : live.handle.outputBytes, timeoutMs: deadline - Date.now() });
         if (outcome === 'timeout') retrieval = 'timeout';
-      } else retrieval = 'not_ready';
-    }
-    const task = this.findTask(cell.doc, taskId);
+      }
+      if (!this.live.has(taskId)) await this.untilTaskStatus(agentId, taskId, isTerminalTask, deadline);
+    } else if (this.live.has(taskId) || queued) retrieval = 'not_ready';
+    const task = this.findTask((await this.cell(agentId)).doc, taskId);
     const path = this.artifactPath(agentId, taskId);
     const bytes = await stat(path).then((s) => s.size).catch(() => 0);
     const stillLive = this.live.get(taskId);
     const preview = stillLive ? stillLive.handle.preview(q.max_bytes) : await readTail(path, q.max_bytes);
-    if (!stillLive && isTerminalTask(task.status)) retrieval = 'success';
+    if (!stillLive) retrieval = isTerminalTask(task.status) ? 'success' : q.block ? 'timeout' : 'not_ready';
     return {
       task_id: taskId,
       status: task.status,
@@ -2069,6 +2087,16 @@ export class Runtime implements RuntimeApi {
       exit_code: task.exit_code,
       artifact: { path: `artifacts/${agentId}/${taskId}.log`, bytes },
     };
+  }
+
+  /** Waits until the task's committed status satisfies `reached`, or `deadline` (epoch ms) passes. */
+  private async untilTaskStatus(agentId: string, taskId: string, reached: (status: TaskRecord['status']) => boolean, deadline: number): Promise<void> {
+    const now = () => {
+      const status = this.cells.get(agentId)?.doc.tasks.find((t) => t.id === taskId)?.status;
+      return status === undefined || reached(status);
+    };
+    const moved = (event: AgentEvent) => event.type === 'task_status_changed' && event.payload['task_id'] === taskId && reached(event.payload['status'] as TaskRecord['status']);
+    await this.bus.until(agentId, moved, deadline - Date.now(), now);
   }
 
   async taskArtifact(agentId: string, taskId: string): Promise<Readable> {
@@ -2314,6 +2342,11 @@ export class Runtime implements RuntimeApi {
     if (this.lease && !this.leaseLost) await this.store.releaseLease(this.lease).catch(() => undefined);
     await this.store.close();
   }
+}
+
+/** A command task whose process runs (or is being stopped): what `maxRunningTasks` bounds. */
+function isRunningCommand(task: TaskRecord): boolean {
+  return task.cmd !== null && (task.status === 'running' || task.status === 'cancelling');
 }
 
 function callbackText(body: CallbackBody): string {

@@ -78,7 +78,7 @@ describe('turn workers', () => {
   });
 
   it('re-offers an expired turn under the same run id with a new claim id, and refuses the old claim', async () => {
-    const own = await startServer({ turnLeaseMs: 300 });
+    const own = await startServer({ runtime: { turnLeaseMs: 300 } });
     const ownApi = { post: <T>(path: string, json?: unknown) => call<T>(own.base, 'POST', path, json === undefined ? {} : { json }) };
     try {
       const created = await ownApi.post<{ agent: { identity: { agent_id: string } } }>('/api/control/agents', { config: { turn_runner: 'http_worker' } });
