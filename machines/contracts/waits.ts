@@ -68,3 +68,29 @@ export function waitMatchesMessage(wait: MatchedWait, message: MatchedMessage): 
 function isWorkQueueTick(message: MatchedMessage): boolean {
   return message.origin.kind === 'system' && message.origin.subsystem === 'work_queue';
 }
+
+/** Why an unresolved wait can never end (nothing that could end it can happen any more). */
+export type StrandedReason = 'subject_missing' | 'task_ended' | 'timer_ended';
+
+/** What the runtime knows of the task or timer a wait names. */
+export interface WaitSubject {
+  /** The record still exists. */
+  found: boolean;
+  /** It will deliver nothing more: a terminal task, a completed or cancelled timer. */
+  ended: boolean;
+  /** What it delivered (a task result, a timer tick) is queued and not yet claimed: that claim ends the wait. */
+  delivery_pending: boolean;
+}
+
+/**
+ * Seed 003: a wait is a promise that some trigger will come. Only a wait on one named task or
+ * timer can lose its trigger for good: the task ended (or its record is gone) without a result on
+ * the way. An operator, external or system wait, or one naming no resource, can always still be
+ * satisfied (a prompt, an enqueue, a wake hint, a new task or timer).
+ */
+export function strandedReason(wait: MatchedWait, subject: WaitSubject): StrandedReason | null {
+  if ((wait.kind !== 'task' && wait.kind !== 'timer') || wait.subject_ref === null) return null;
+  if (!subject.found) return 'subject_missing';
+  if (!subject.ended || subject.delivery_pending) return null;
+  return wait.kind === 'task' ? 'task_ended' : 'timer_ended';
+}

@@ -3,7 +3,6 @@ import { ClaimTurnRequest, CompleteTurnRequest, HeartbeatTurnRequest } from '../
 import { respondIdempotently } from './idempotency.js';
 import {
   apiErrors,
-  EmptyBody,
   IdempotencyHeaders,
   NoQuery,
   RunParams,

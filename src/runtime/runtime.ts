@@ -3,14 +3,13 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
-import { agentMachine, continuationMachine, hasId, supervisorMachine, taskMachine, type ContinuationEvent } from '../../machines/index.js';
+import { agentMachine, continuationMachine, hasId, supervisorMachine, taskMachine } from '../../machines/index.js';
 import {
   decideForMessage,
   deriveClosure,
   isActiveWait,
   isTerminalTask,
   resolveContinuation,
-  waitMatchesMessage,
   wakeHintDisposition,
   workSignal,
 } from '../../machines/contracts/index.js';
@@ -92,6 +91,7 @@ import { ResidentRoster } from './resident-roster.js';
 import type { TurnRunner } from './turn-runner.js';
 import { TurnOffers } from './turn-offers.js';
 import { reasonChain } from './reason-chain.js';
+import { cancelOwnedWaits, endWait, resolveWaitsFor, taskEnded } from './waits.js';
 
 /** Options of {@link Runtime.open}; every option has a default. */
 export interface RuntimeOptions {
@@ -462,6 +462,10 @@ export class Runtime implements RuntimeApi {
         }
         const cell = new AgentCell(agentId, parseDoc(stored.doc), stored.version, this.env);
         cell.rosterJson = this.roster.json(agentId);
+        // An entry an older version wrote may lack what this one derives (stranded waits): the
+        // resident roster takes the fresh one now, the store with the agent's next commit.
+        const fresh = rosterOf(cell.doc);
+        if (JSON.stringify(fresh) !== cell.rosterJson) this.roster.set(agentId, fresh);
         this.cells.set(agentId, cell);
         this.dueAgents.disarm(agentId, DUE_AGENT);
         this.armTimers(cell.doc);
@@ -784,6 +788,7 @@ export class Runtime implements RuntimeApi {
     for (const task of tx.doc.tasks) {
       if (isTerminalTask(task.status)) continue;
       this.live.delete(task.id);
+      // No result re-enters a stopped agent (holon-reference §9): the waits on the task end with it.
       this.finishTaskRecord(tx, task, { status: 'interrupted', exit_code: null, reason }, { enqueueResult: false });
     }
     for (const trigger of tx.doc.triggers) if (trigger.status === 'active') this.revokeTriggerRecord(tx, trigger);
@@ -841,7 +846,7 @@ export class Runtime implements RuntimeApi {
       return false;
     }
     if (doc.pending_wake_hint) {
-      this.continuationEvent(tx, { type: 'HINT.FLUSH' });
+      tx.tellChild('continuation', { type: 'HINT.FLUSH' });
       this.emitWakeTick(tx, doc.pending_wake_hint.reason, doc.pending_wake_hint.source, doc.pending_wake_hint.created_at);
       doc.pending_wake_hint = null;
       return true;
@@ -913,15 +918,15 @@ export class Runtime implements RuntimeApi {
     doc.last_turn_terminal = null;
     if (resolution && trigger) {
       // The continuation actor classifies the same trigger; the runtime applies it at once.
-      this.continuationEvent(tx, { type: 'TRIGGER', trigger, prior: doc.last_closure });
-      this.continuationEvent(tx, { type: 'RESOLUTION.APPLIED' });
+      tx.tellChild('continuation', { type: 'TRIGGER', trigger, prior: doc.last_closure, message });
+      tx.tellChild('continuation', { type: 'RESOLUTION.APPLIED' });
       doc.state.last_continuation = resolution;
       tx.emit('continuation_resolved', { message_id: message.id, ...resolution });
-      this.resolveWaits(tx, message);
+      resolveWaitsFor(tx, message);
     }
     tx.emit('turn_started', { run_id: runId, message_id: message.id, turn_index: doc.state.turn_index });
     if (message.kind === 'system_tick' && message.origin.kind === 'system' && message.origin.subsystem === 'wake_hint') {
-      this.continuationEvent(tx, { type: 'TICK.CONSUMED' });
+      tx.tellChild('continuation', { type: 'TICK.CONSUMED' });
     }
     if (decision.kind !== 'start_model_turn') {
       this.finishTurn(tx, runId, { actions: [], text: 'reduced without a model turn' });
@@ -943,12 +948,6 @@ export class Runtime implements RuntimeApi {
       this.runs.set(runId, controller);
       tx.onCommit(() => void this.runTurn(tx.cell.id, offer, controller));
     }
-  }
-
-  private continuationEvent(tx: Tx, event: ContinuationEvent): void {
-    const child = tx.cell.ensureActor().getSnapshot().children['continuation'];
-    child?.send(event);
-    tx.actorChanged();
   }
 
   private async runTurn(agentId: string, offer: TurnOffer, controller: AbortController): Promise<void> {
@@ -1035,23 +1034,6 @@ export class Runtime implements RuntimeApi {
     }
   }
 
-  /** The waits the message satisfies (waitMatchesMessage) resolve, in the commit that claims it. */
-  private resolveWaits(tx: Tx, message: MessageEnvelope): void {
-    const now = tx.now.toISOString();
-    for (const wait of tx.doc.waits) {
-      if (!isActiveWait(wait) || !waitMatchesMessage(wait, message)) continue;
-      wait.status = 'resolved';
-      wait.resolved_at = now;
-      wait.updated_at = now;
-      wait.trigger_message_id = message.id;
-      tx.emit('wait_resolved', { wait_id: wait.id, message_id: message.id });
-      if (wait.work_item_id) {
-        const item = tx.doc.work_items.find((w) => w.id === wait.work_item_id);
-        if (item) item.blocked_by = null;
-      }
-    }
-  }
-
   // ---------------------------------------------------------------- records
 
   private createWorkItemRecord(tx: Tx, objective: string) {
@@ -1070,12 +1052,7 @@ export class Runtime implements RuntimeApi {
     item.revision += 1;
     item.updated_at = now;
     item.blocked_by = null;
-    for (const wait of tx.doc.waits) {
-      if (wait.work_item_id === item.id && (wait.status === 'active' || wait.status === 'triggered')) {
-        wait.status = 'cancelled';
-        wait.updated_at = now;
-      }
-    }
+    cancelOwnedWaits(tx, item.id, 'work_item_completed');
     if (tx.doc.state.current_work_item_id === item.id) tx.doc.state.current_work_item_id = null;
     tx.emit('work_item_completed', { work_item_id: item.id });
   }
@@ -1084,13 +1061,7 @@ export class Runtime implements RuntimeApi {
     const now = tx.now.toISOString();
     const owner = request.work_item_id ?? null;
     // At most one unresolved wait per owner: a new WaitFor replaces the previous one.
-    for (const wait of tx.doc.waits) {
-      if (wait.work_item_id === owner && (wait.status === 'active' || wait.status === 'triggered')) {
-        wait.status = 'cancelled';
-        wait.updated_at = now;
-        tx.emit('wait_cancelled', { wait_id: wait.id, reason: 'wait_for_replaced' });
-      }
-    }
+    cancelOwnedWaits(tx, owner, 'wait_for_replaced');
     const wait: WaitConditionRecord = {
       id: newId('wait'),
       agent_id: tx.cell.id,
@@ -1120,7 +1091,7 @@ export class Runtime implements RuntimeApi {
       const task = tx.doc.tasks.find((t) => t.id === wait.subject_ref);
       if (task && isTerminalTask(task.status)) wait.status = 'triggered';
     }
-    this.continuationEvent(tx, { type: 'WAIT.SET', waitId: wait.id, kind: wait.kind, reason: wait.waiting_for, resource: wait.subject_ref, workItemId: wait.work_item_id } );
+    tx.tellChild('continuation', { type: 'WAIT.SET', waitId: wait.id, kind: wait.kind, reason: wait.waiting_for, resource: wait.subject_ref, workItemId: wait.work_item_id } );
     return wait;
   }
 
@@ -1150,6 +1121,10 @@ export class Runtime implements RuntimeApi {
     timer.next_fire_at = null;
     this.alarms.disarm(tx.cell.id, timer.id);
     tx.emit('timer_cancelled', { timer_id: timer.id });
+    // A wait on it could never end now: it ends with the timer.
+    for (const wait of tx.doc.waits) {
+      if (wait.kind === 'timer' && wait.subject_ref === timer.id && isActiveWait(wait)) endWait(tx, wait, { status: 'cancelled', reason: 'timer_cancelled' });
+    }
   }
 
   private revokeTriggerRecord(tx: Tx, trigger: ExternalTriggerRecord): void {
@@ -1272,14 +1247,8 @@ export class Runtime implements RuntimeApi {
     if (handle.pid === null) return;
     task.status = 'running';
     task.updated_at = tx.now.toISOString();
-    this.taskEvent(tx, taskId, { type: 'START' });
+    tx.tellChild(taskId, { type: 'START' });
     tx.emit('task_status_changed', { task_id: taskId, status: 'running', pid: handle.pid });
-  }
-
-  private taskEvent(tx: Tx, taskId: string, event: { type: 'START' } | { type: 'EXITED'; exitCode: number } | { type: 'TIMED_OUT' } | { type: 'STOP' } | { type: 'INTERRUPT'; reason: string } | { type: 'SPAWN_FAILED'; reason: string } | { type: 'INPUT' }): void {
-    const actor = tx.cell.ensureActor();
-    actor.getSnapshot().children[taskId]?.send(event);
-    tx.actorChanged();
   }
 
   /**
@@ -1307,11 +1276,11 @@ export class Runtime implements RuntimeApi {
     if (!task || isTerminalTask(task.status)) return;
     task.output_bytes = result.output_bytes;
     const status = result.outcome === 'completed' ? 'completed' : result.outcome === 'cancelled' ? 'cancelled' : 'failed';
-    if (result.reason === 'spawn_failed') this.taskEvent(tx, taskId, { type: 'SPAWN_FAILED', reason: 'spawn_failed' });
-    else if (result.reason === 'timeout') this.taskEvent(tx, taskId, { type: 'TIMED_OUT' });
-    else this.taskEvent(tx, taskId, { type: 'EXITED', exitCode: result.exit_code ?? -1 });
+    if (result.reason === 'spawn_failed') tx.tellChild(taskId, { type: 'SPAWN_FAILED', reason: 'spawn_failed' });
+    else if (result.reason === 'timeout') tx.tellChild(taskId, { type: 'TIMED_OUT' });
+    else tx.tellChild(taskId, { type: 'EXITED', exitCode: result.exit_code ?? -1 });
     task.result_text = handle.preview(2000);
-    this.finishTaskRecord(tx, task, { status, exit_code: result.exit_code, reason: result.reason }, { enqueueResult: tx.doc.state.status !== 'stopped' });
+    this.finishTaskRecord(tx, task, { status, exit_code: result.exit_code, reason: result.reason });
   }
 
   /** A task's terminal record, its result message and the exact wait it satisfies, in one commit. */
@@ -1321,7 +1290,7 @@ export class Runtime implements RuntimeApi {
     task.exit_code = end.exit_code;
     task.reason = end.reason;
     task.updated_at = now;
-    if (end.status === 'interrupted') this.taskEvent(tx, task.id, { type: 'INTERRUPT', reason: end.reason ?? 'interrupted' });
+    if (end.status === 'interrupted') tx.tellChild(task.id, { type: 'INTERRUPT', reason: end.reason ?? 'interrupted' });
     tx.emit('task_status_changed', { task_id: task.id, status: task.status, exit_code: task.exit_code, reason: task.reason });
     if (options.enqueueResult ?? true) {
       admitMessage(
@@ -1339,13 +1308,8 @@ export class Runtime implements RuntimeApi {
         tx.now,
       );
       tx.emit('message_queued', { kind: 'task_result', task_id: task.id });
-      for (const wait of tx.doc.waits) {
-        if (wait.kind === 'task' && wait.subject_ref === task.id && wait.status === 'active') {
-          wait.status = 'triggered';
-          wait.updated_at = now;
-        }
-      }
     }
+    taskEnded(tx, task.id, options.enqueueResult ?? true);
     const facts = factsOf(tx.doc);
     tx.send({ type: 'TASK.SETTLED', facts }, { reason: `task ${task.id} ${task.status}`, trigger: 'system' });
   }
@@ -1367,8 +1331,8 @@ export class Runtime implements RuntimeApi {
       const task = tx.doc.tasks.find((t) => t.id === invokedBy.task_id);
       if (!task || isTerminalTask(task.status)) return;
       task.result_text = text.slice(0, 8000);
-      this.taskEvent(tx, task.id, { type: 'EXITED', exitCode: failed ? 1 : 0 });
-      this.finishTaskRecord(tx, task, { status: failed ? 'failed' : 'completed', exit_code: null, reason: failed ? 'child_turn_failed' : null }, { enqueueResult: tx.doc.state.status !== 'stopped' });
+      tx.tellChild(task.id, { type: 'EXITED', exitCode: failed ? 1 : 0 });
+      this.finishTaskRecord(tx, task, { status: failed ? 'failed' : 'completed', exit_code: null, reason: failed ? 'child_turn_failed' : null });
     }, { allowTerminated: true });
     await this.mutate(childId, async (tx) => {
       const effect = tx.doc.effects.find((e) => e.idempotency_key === key);
@@ -1759,7 +1723,7 @@ export class Runtime implements RuntimeApi {
       const queueDepth = doc.queue.filter((m) => m.status === 'queued' || m.status === 'interrupted').length;
       const disposition = wakeHintDisposition({ status: doc.state.status, queue_depth: queueDepth });
       const hint = { reason, source };
-      this.continuationEvent(tx, { type: 'WAKE_HINT', hint, status: doc.state.status, queueDepth } );
+      tx.tellChild('continuation', { type: 'WAKE_HINT', hint, status: doc.state.status, queueDepth } );
       tx.emit('wake_hint', { disposition, reason, source, external_trigger_id: triggerId });
       const tickQueued = doc.queue.some((m) => m.status === 'queued' && m.origin.kind === 'system' && m.origin.subsystem === 'wake_hint');
       if (disposition === 'coalesced' && !tickQueued) {
@@ -1817,13 +1781,7 @@ export class Runtime implements RuntimeApi {
       if (item.state !== 'open') throw new DomainError('illegal_transition', `work item ${workItemId} is completed`);
       if (req.clear_blocker) {
         item.blocked_by = null;
-        for (const wait of tx.doc.waits) {
-          if (wait.work_item_id === item.id && (wait.status === 'active' || wait.status === 'triggered')) {
-            wait.status = 'cancelled';
-            wait.updated_at = tx.now.toISOString();
-            tx.emit('wait_cancelled', { wait_id: wait.id, reason: 'pick_work_item_clear_blocker' });
-          }
-        }
+        cancelOwnedWaits(tx, item.id, 'pick_work_item_clear_blocker');
       }
       tx.doc.state.current_work_item_id = item.id;
       item.updated_at = tx.now.toISOString();
@@ -1868,16 +1826,7 @@ export class Runtime implements RuntimeApi {
     return this.mutate(agentId, async (tx) => {
       const wait = tx.doc.waits.find((w) => w.id === waitId);
       if (!wait) throw new DomainError('wait_not_found', `wait ${waitId} not found`);
-      if (wait.status === 'active' || wait.status === 'triggered') {
-        wait.status = 'cancelled';
-        wait.updated_at = tx.now.toISOString();
-        if (wait.work_item_id) {
-          const item = tx.doc.work_items.find((w) => w.id === wait.work_item_id);
-          if (item) item.blocked_by = null;
-        }
-        tx.emit('wait_cancelled', { wait_id: wait.id, reason: 'cancelled_by_operator' });
-        this.continuationEvent(tx, { type: 'WAIT.CANCEL' } );
-      }
+      if (isActiveWait(wait)) endWait(tx, wait, { status: 'cancelled', reason: 'cancelled_by_operator' });
       return wait;
     });
   }
@@ -2031,7 +1980,7 @@ export class Runtime implements RuntimeApi {
       };
       appendRecord(tx.doc, 'tasks', task);
       tx.send({ type: 'TASK.SPAWN', taskId: task.id, kind: task.kind, acceptsInput: false }, { reason: 'invocation spawned', trigger: 'agent' });
-      this.taskEvent(tx, task.id, { type: 'START' });
+      tx.tellChild(task.id, { type: 'START' });
       tx.emit('task_status_changed', { task_id: task.id, status: 'running', kind: task.kind, child_agent_id: childId });
       return task;
     });
@@ -2118,7 +2067,7 @@ export class Runtime implements RuntimeApi {
         throw new DomainError('task_not_accepting_input', `task ${taskId} does not accept input (accepts_input=${task.accepts_input}, status=${task.status})`);
       }
       const bytes = await live.handle.write(req.text);
-      this.taskEvent(tx, taskId, { type: 'INPUT' });
+      tx.tellChild(taskId, { type: 'INPUT' });
       tx.emit('task_input', { task_id: taskId, bytes });
       return { task, accepted_input: true, bytes_written: bytes };
     });
@@ -2132,13 +2081,13 @@ export class Runtime implements RuntimeApi {
       const live = this.live.get(taskId);
       if (task.status === 'cancelling') force = true;
       if (!live) {
-        this.taskEvent(tx, taskId, { type: 'STOP' });
+        tx.tellChild(taskId, { type: 'STOP' });
         this.finishTaskRecord(tx, task, { status: 'cancelled', exit_code: null, reason: 'stopped' });
         return task;
       }
       task.status = 'cancelling';
       task.updated_at = tx.now.toISOString();
-      this.taskEvent(tx, taskId, { type: 'STOP' });
+      tx.tellChild(taskId, { type: 'STOP' });
       tx.emit('task_status_changed', { task_id: taskId, status: 'cancelling', force });
       void live.handle.stop();
       return task;
@@ -2295,7 +2244,7 @@ export class Runtime implements RuntimeApi {
       process: { pid: process.pid, uptime_s: Math.round(process.uptime()) },
       lease: { held, holder: lease?.holder ?? null, expires_at: lease?.expires_at ?? null, fencing_token: lease?.fencing_token ?? 0 },
       dependencies: { store: { ok: storeOk, kind: this.store.kind } },
-      progress: { last_commit_at: this.lastCommitAt, stalled_agents: stalled },
+      progress: { last_commit_at: this.lastCommitAt, stalled_agents: stalled, stranded_agents: this.roster.stranded() },
     };
   }
 

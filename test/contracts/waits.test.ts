@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MessageOrigin, WaitConditionKind } from '../../src/domain/index.js';
-import { waitMatchesMessage, type MatchedMessage, type MatchedWait } from '../../machines/contracts/index.js';
+import { strandedReason, waitMatchesMessage, type MatchedMessage, type MatchedWait, type StrandedReason, type WaitSubject } from '../../machines/contracts/index.js';
 import { named } from './fixtures.js';
 
 interface Row {
@@ -59,5 +59,35 @@ const rows: Row[] = [
 describe('waitMatchesMessage', () => {
   it.each(named(rows))('%s', (_rule, { wait, message: msg, expected }) => {
     expect(waitMatchesMessage(wait, msg)).toBe(expected);
+  });
+});
+
+interface StrandedRow {
+  rule: string;
+  wait: MatchedWait;
+  subject: WaitSubject;
+  expected: StrandedReason | null;
+}
+
+const subject = (patch: Partial<WaitSubject> = {}): WaitSubject => ({ found: true, ended: false, delivery_pending: false, ...patch });
+
+const strandedRows: StrandedRow[] = [
+  { rule: 'seed003 a task wait on a running task can still end', wait: on('task', 'task_a'), subject: subject(), expected: null },
+  { rule: 'seed003 a task wait whose task ended with its result queued ends when the result is claimed', wait: on('task', 'task_a'), subject: subject({ ended: true, delivery_pending: true }), expected: null },
+  { rule: 'seed003 a task wait whose task ended with no result on the way can never end', wait: on('task', 'task_a'), subject: subject({ ended: true }), expected: 'task_ended' },
+  { rule: 'seed003 a task wait on a task that does not exist can never end', wait: on('task', 'task_a'), subject: subject({ found: false }), expected: 'subject_missing' },
+  { rule: 'seed003 a task wait naming no task waits for any task: never stranded', wait: on('task'), subject: subject({ found: false }), expected: null },
+  { rule: 'seed003 a timer wait on an active timer can still end', wait: on('timer', 'tmr_a'), subject: subject(), expected: null },
+  { rule: 'seed003 a timer wait whose timer fired with its tick queued ends when the tick is claimed', wait: on('timer', 'tmr_a'), subject: subject({ ended: true, delivery_pending: true }), expected: null },
+  { rule: 'seed003 a timer wait whose timer was cancelled, no tick on the way, can never end', wait: on('timer', 'tmr_a'), subject: subject({ ended: true }), expected: 'timer_ended' },
+  { rule: 'seed003 a timer wait on a timer that does not exist can never end', wait: on('timer', 'tmr_a'), subject: subject({ found: false }), expected: 'subject_missing' },
+  { rule: 'seed003 an operator wait can always end (a prompt)', wait: on('operator'), subject: subject({ found: false }), expected: null },
+  { rule: 'seed003 an external wait can always end (an enqueue, a callback)', wait: on('external', 'trg_a'), subject: subject({ found: false, ended: true }), expected: null },
+  { rule: 'seed003 a system wait can always end (a wake hint)', wait: on('system'), subject: subject({ ended: true }), expected: null },
+];
+
+describe('strandedReason', () => {
+  it.each(named(strandedRows))('%s', (_rule, { wait, subject: s, expected }) => {
+    expect(strandedReason(wait, s)).toBe(expected);
   });
 });
