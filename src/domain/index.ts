@@ -16,5 +16,6 @@ export * from './facts.js';
 export * from './requests.js';
 export * from './views.js';
 export * from './turn.js';
+export * from './idempotency.js';
 export * from './clone-json.js';
 export * from './json-equal.js';

@@ -10,7 +10,7 @@ import {
 } from '../domain/index.js';
 import { triggerUrl } from './capability-url.js';
 import { ifMatchIntoBody } from './concurrency.js';
-import { idempotencyKey, respondIdempotently } from './idempotency.js';
+import { idempotencyKey } from './idempotency.js';
 import { mutation } from './mutation.js';
 import { ListQuery, pageOf } from './paging.js';
 import {
@@ -120,9 +120,9 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       },
     },
     async (request, reply) =>
-      respondIdempotently(runtime, request, reply, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
-        body: { ok: true as const, agent: await runtime.control(request.params.id, request.body) },
+        body: { ok: true as const, agent: await runtime.control(request.params.id, request.body, options) },
       })),
   );
 
@@ -141,8 +141,8 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       },
     },
     async (request, reply) =>
-      respondIdempotently(runtime, request, reply, async () => {
-        const { record, replayed } = await runtime.transition(request.params.id, request.body);
+      mutation(request, reply, async (options) => {
+        const { record, replayed } = await runtime.transition(request.params.id, request.body, options);
         if (replayed) reply.header('Idempotent-Replay', 'true');
         return { status: 201, body: { ok: true as const, ...record } };
       }),
@@ -180,9 +180,9 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 201,
-        body: { ok: true as const, ...(await runtime.takeSnapshot(request.params.id)) },
+        body: { ok: true as const, ...(await runtime.takeSnapshot(request.params.id, options)) },
       })),
   );
 
@@ -228,9 +228,9 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
-        body: { ok: true as const, ...(await runtime.abortRun(request.params.id, request.body ?? {})) },
+        body: { ok: true as const, ...(await runtime.abortRun(request.params.id, request.body ?? {}, options)) },
       })),
   );
 
@@ -248,9 +248,9 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
-        body: { ok: true as const, agent: await runtime.terminate(request.params.id) },
+        body: { ok: true as const, agent: await runtime.terminate(request.params.id, options) },
       })),
   );
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ClaimTurnRequest, CompleteTurnRequest, HeartbeatTurnRequest } from '../domain/index.js';
-import { respondIdempotently } from './idempotency.js';
+import { idempotencyReceipt } from './idempotency.js';
+import { mutation } from './mutation.js';
 import {
   apiErrors,
   IdempotencyHeaders,
@@ -35,8 +36,10 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
       reply.raw.once('close', onClose);
       const { signal, release } = shutdown.signal(client.signal);
       try {
-        const offer = await runtime.claimTurn(request.body ?? { wait_ms: 0 }, signal);
+        const idempotency = idempotencyReceipt(request);
+        const offer = await runtime.claimTurn(request.body ?? { wait_ms: 0 }, signal, idempotency ? { idempotency } : {});
         if (offer === null) return reply.code(204).send(null);
+        if (idempotency?.replayed) reply.header('Idempotent-Replay', 'true');
         const summary = await runtime.getSummary(offer.agent_id);
         return { ok: true as const, ...offer, summary };
       } finally {
@@ -75,9 +78,9 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
       },
     },
     async (request, reply) =>
-      respondIdempotently(runtime, request, reply, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
-        body: { ok: true as const, ...(await runtime.completeTurn(request.params.run_id, request.body)) },
+        body: { ok: true as const, ...(await runtime.completeTurn(request.params.run_id, request.body, options)) },
       })),
   );
 }

@@ -8,6 +8,7 @@ import {
   type EventType,
   type TransitionRecord,
   type TransitionTrigger,
+  type TriggerCapability,
   TRANSITIONAL_PHASES,
 } from '../domain/index.js';
 import type { CommitResult, NewEvent, Store } from '../store/store.js';
@@ -258,6 +259,8 @@ export class Tx {
   /** The version the draft was built on: its commit expects it (a head that was refused since is gone). */
   private base = 0;
   private events: NewEvent[] = [];
+  /** Capabilities minted by this operation, raw token included: only the operation's caller sees them, once. */
+  readonly minted: TriggerCapability[] = [];
 
   constructor(
     readonly cell: AgentCell,

@@ -72,7 +72,9 @@ import type { Lease, Store } from '../store/store.js';
 import { createStore } from '../store/index.js';
 import { addSnapshot, appendRecord, closingRef, findTransition, type AgentDoc } from './agent-doc.js';
 import { AgentCell, parseDoc, statePath, type CellEnv, type EffectRequest, type RunOptions, type Tx } from './agent-cell.js';
-import type { CallbackBody, MutationOptions, Page, RuntimeApi } from './api.js';
+import type { CallbackBody, IdempotencyReceipt, MutationOptions, Page, RuntimeApi } from './api.js';
+import { recordAnswer, recordedAnswer } from './idempotency-ledger.js';
+import { KeyedQueue } from './keyed-queue.js';
 import { hashToken, mintToken, tokenMatches } from './capability.js';
 import { newId, systemClock, type Clock } from './clock.js';
 import { EventBus } from './event-bus.js';
@@ -194,6 +196,15 @@ export interface RuntimeOptions {
   inspect?: (event: InspectionEvent) => void;
 }
 
+/** How `mutate` runs an operation. */
+type MutateOptions<T> = MutationOptions &
+  RunOptions & {
+    /** The operation also applies to a terminated agent. */
+    allowTerminated?: boolean;
+    /** What the idempotency record keeps of the answer (default: all of it); never a capability token. */
+    recordAs?: (value: T) => unknown;
+  };
+
 /** An injected effect failure (RuntimeOptions.faults). */
 export interface EffectFault {
   reason: string;
@@ -207,6 +218,7 @@ interface CommandRequest {
   req: ExecCommandRequest;
   resolve: (task: TaskRecord) => void;
   reject: (error: unknown) => void;
+  idempotency?: IdempotencyReceipt;
 }
 
 interface LiveTask {
@@ -258,7 +270,8 @@ export class Runtime implements RuntimeApi {
   private readonly commandRequests = new SharedOperations<CommandRequest>((agentId, take) => this.recordCommands(agentId, take));
   private readonly offers: TurnOffers;
   private readonly runs = new Map<string, AbortController>();
-  private readonly idempotencyInFlight = new Map<string, Promise<unknown>>();
+  /** Creates that carry an Idempotency-Key, one at a time per key. */
+  private readonly createKeys = new KeyedQueue();
   private lease: Lease | null = null;
   private leaseLost = false;
   private heartbeat: NodeJS.Timeout | null = null;
@@ -485,10 +498,23 @@ export class Runtime implements RuntimeApi {
     return cell;
   }
 
-  /** A mutation of a live (non-terminated) agent, serialized in its lane. */
-  private async mutate<T>(agentId: string, operation: (tx: Tx) => Promise<T>, options: { allowTerminated?: boolean; expected_version?: number } & RunOptions = {}): Promise<T> {
+  /**
+   * A mutation of a live (non-terminated) agent, serialized in its lane. With an Idempotency-Key
+   * the lane first looks the key up in the agent's records: a retry of a request gets its recorded
+   * answer (and `replayed`) and changes nothing; otherwise the key is recorded, with the answer, in
+   * the commit that ends the operation — the one that makes its effect durable. Concurrent retries
+   * queue in the same lane, so the later ones find the key; a process that dies before that commit
+   * leaves neither effect nor key.
+   */
+  private async mutate<T>(agentId: string, operation: (tx: Tx) => Promise<T>, options: MutateOptions<T> = {}): Promise<T> {
     const cell = await this.cell(agentId);
+    const claim = options.idempotency;
     const result = await cell.run(async (tx) => {
+      const recorded = claim ? recordedAnswer(tx.doc, claim) : undefined;
+      if (claim && recorded) {
+        claim.replayed = true;
+        return recorded.value as T;
+      }
       if (!options.allowTerminated && tx.doc.state.phase === 'terminated') {
         throw new DomainError('agent_terminated', `agent ${agentId} is terminated`, { agent_id: agentId });
       }
@@ -498,7 +524,12 @@ export class Runtime implements RuntimeApi {
           expected_version: options.expected_version,
         });
       }
-      return operation(tx);
+      const value = await operation(tx);
+      if (claim) {
+        recordAnswer(tx.doc, claim, options.recordAs ? options.recordAs(value) : value, tx.now);
+        tx.touch();
+      }
+      return value;
     }, options);
     this.kick(agentId);
     return result;
@@ -1150,12 +1181,10 @@ export class Runtime implements RuntimeApi {
     };
     tx.doc.triggers.push(trigger);
     tx.emit('trigger_created', { trigger_id: trigger.id, delivery_mode: mode, is_default: isDefault });
-    this.mintedTokens.set(tx.cell.id, { trigger: triggerSummary(trigger), token, delivery_mode: mode });
-    return { trigger: triggerSummary(trigger), token, delivery_mode: mode };
+    const capability = { trigger: triggerSummary(trigger), token, delivery_mode: mode };
+    tx.minted.push(capability);
+    return capability;
   }
-
-  /** The raw token of the last capability minted per agent, handed to the caller that asked. */
-  private readonly mintedTokens = new Map<string, TriggerCapability>();
 
   private provisionDefaultTrigger(tx: Tx): void {
     if (tx.doc.triggers.some((t) => t.is_default && t.status === 'active')) return;
@@ -1348,38 +1377,28 @@ export class Runtime implements RuntimeApi {
   async createAgent(request: CreateAgentRequest, options: { idempotency_key?: string } = {}) {
     const req = CreateAgentRequest.parse(request);
     this.fencingToken();
-    const key = options.idempotency_key ? `create:${options.idempotency_key}` : null;
+    const key = options.idempotency_key;
+    // Creates with one key run one after the other: a later one finds what the first recorded.
+    return key === undefined ? this.createOnce(req, null) : this.createKeys.run(key, () => this.createOnce(req, key));
+  }
+
+  /**
+   * Seed 002 steps 1–6. With a key, the key names the identity durably before the identity is
+   * written (`create:<key>` → agent id), so a retry after a crash at any later point resumes that
+   * agent: never a second identity (acceptance #1).
+   */
+  private async createOnce(req: CreateAgentRequest, key: string | null): Promise<{ agent: AgentSummary; external_trigger: TriggerCapability; replayed: boolean }> {
     const fingerprint = JSON.stringify(req);
-    let agentId = req.agent_id ?? null;
-    if (key) {
-      const prior = (await this.store.getGlobal(key)) as { agent_id: string; fingerprint: string } | undefined;
-      if (prior) {
-        if (prior.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict', 'this Idempotency-Key was used with another body');
-        agentId = prior.agent_id;
-      }
-    }
-    agentId ??= newId('agent');
+    const globalKey = key === null ? null : `create:${key}`;
+    const prior = globalKey === null ? undefined : ((await this.store.getGlobal(globalKey)) as { agent_id: string; fingerprint: string } | undefined);
+    if (prior && prior.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict', 'this Idempotency-Key was used with another body');
+    const agentId = prior?.agent_id ?? req.agent_id ?? newId('agent');
     const existing = await this.loadCell(agentId);
     if (existing) {
-      const ownKey = key && ((await this.store.getGlobal(key)) as { agent_id?: string } | undefined)?.agent_id === agentId;
-      if (!ownKey) throw new DomainError('agent_exists', `agent ${agentId} already exists`, { agent_id: agentId });
-      // A retried create resumes an interrupted initialization: never a second identity.
-      await existing.run(async (tx) => {
-        if (tx.doc.state.phase === 'created') tx.send({ type: 'INITIALIZE' }, { reason: 'create retried', trigger: 'user' });
-        await this.drainEffects(tx);
-      });
-      this.kick(agentId);
-      const minted = this.mintedTokens.get(agentId);
-      this.mintedTokens.delete(agentId);
-      const current = await this.cell(agentId);
-      const trigger = current.doc.triggers.find((t) => t.is_default && t.status === 'active');
-      return {
-        agent: assembleSummary(current),
-        external_trigger: minted ?? { trigger: trigger ? triggerSummary(trigger) : { id: '', delivery_mode: 'wake_hint' as const, status: 'revoked' as const }, token: '', delivery_mode: 'wake_hint' as const },
-        replayed: true,
-      };
+      if (!prior) throw new DomainError('agent_exists', `agent ${agentId} already exists`, { agent_id: agentId });
+      return this.resumeCreate(agentId);
     }
-    if (key) await this.store.putGlobal(key, { agent_id: agentId, fingerprint }, this.fencingToken());
+    if (globalKey && !prior) await this.store.putGlobal(globalKey, { agent_id: agentId, fingerprint }, this.fencingToken());
     const now = this.clock.now().toISOString();
     const doc: AgentDoc = {
       identity: {
@@ -1414,6 +1433,7 @@ export class Runtime implements RuntimeApi {
       runtime_error: false,
       pending_wake_hint: null,
       recent_keys: [],
+      idempotency: [],
       refusal: null,
       failure: null,
       last_commit_at: now,
@@ -1437,16 +1457,32 @@ export class Runtime implements RuntimeApi {
     this.cells.set(agentId, cell);
     this.bus.publish(created.events);
     // Steps 3–6: checks, trigger + lease, first snapshot, commit to Active.
-    await cell.run(async (tx) => {
+    const minted = await this.mutate(agentId, async (tx) => {
       tx.send({ type: 'INITIALIZE' }, { reason: 'agent created', trigger: 'user' });
       await tx.flush();
       await this.drainEffects(tx);
+      return tx.minted.at(-1);
     });
-    this.kick(agentId);
-    const minted = this.mintedTokens.get(agentId);
-    this.mintedTokens.delete(agentId);
     if (!minted) throw new DomainError('internal_error', 'initialization did not provision a capability');
     return { agent: assembleSummary(cell), external_trigger: minted, replayed: false };
+  }
+
+  /**
+   * A retried create of an agent that exists under its key: an initialization the first attempt
+   * did not finish is resumed (and shows the capability it mints), a finished one is answered as it is.
+   */
+  private async resumeCreate(agentId: string): Promise<{ agent: AgentSummary; external_trigger: TriggerCapability; replayed: boolean }> {
+    const { summary, minted } = await this.mutate(agentId, async (tx) => {
+      if (tx.doc.state.phase === 'created') tx.send({ type: 'INITIALIZE' }, { reason: 'create retried', trigger: 'user' });
+      await this.drainEffects(tx);
+      return { summary: draftSummary(tx), minted: tx.minted.at(-1) };
+    }, { allowTerminated: true });
+    const trigger = summary.active_external_triggers.at(0);
+    return {
+      agent: summary,
+      external_trigger: minted ?? { trigger: trigger ?? { id: '', delivery_mode: 'wake_hint' as const, status: 'revoked' as const }, token: '', delivery_mode: 'wake_hint' as const },
+      replayed: true,
+    };
   }
 
   /** Served from the roster: listing loads no document. */
@@ -1481,33 +1517,34 @@ export class Runtime implements RuntimeApi {
     };
   }
 
-  async control(agentId: string, request: ControlRequest): Promise<AgentSummary> {
+  async control(agentId: string, request: ControlRequest, options: MutationOptions = {}): Promise<AgentSummary> {
     const req = ControlRequest.parse(request);
-    await this.mutate(agentId, async (tx) => {
-      if (req.action === 'stop') {
-        if (tx.doc.state.status === 'stopped') return;
+    const expected = req.expected_version ?? options.expected_version;
+    return this.mutate(agentId, async (tx) => {
+      const changes = req.action === 'stop' ? tx.doc.state.status !== 'stopped' : tx.doc.state.status === 'stopped';
+      if (req.action === 'stop' && changes) {
         if (!tx.send({ type: 'STOP', reason: 'operator stop' }, { reason: 'operator stop', trigger: 'user', initiator: 'operator', principal: 'control_token' })) {
           throw new DomainError('illegal_transition', `agent ${agentId} cannot stop in phase ${tx.doc.state.phase}`);
         }
-      } else {
-        if (tx.doc.state.status !== 'stopped') return;
+      } else if (changes) {
         tx.send({ type: 'START' }, { reason: 'operator start', trigger: 'user', initiator: 'operator', principal: 'control_token' });
       }
-      tx.emit('control_applied', { action: req.action });
-      await this.drainEffects(tx);
-    }, req.expected_version !== undefined ? { expected_version: req.expected_version } : {});
-    // The operation may have run in a fresh cell, if this one retired in between.
-    return assembleSummary(await this.cell(agentId));
+      if (changes) {
+        tx.emit('control_applied', { action: req.action });
+        await this.drainEffects(tx);
+      }
+      return draftSummary(tx);
+    }, { ...options, ...(expected !== undefined ? { expected_version: expected } : {}) });
   }
 
-  async transition(agentId: string, request: TransitionRequest): Promise<{ record: TransitionRecord; replayed: boolean }> {
+  async transition(agentId: string, request: TransitionRequest, options: MutationOptions = {}): Promise<{ record: TransitionRecord; replayed: boolean }> {
     const req = TransitionRequest.parse(request);
     const cell = await this.cell(agentId);
     if (findTransition(cell.doc, req.transition_id)) return { record: this.transitionResult(cell.doc, req.transition_id), replayed: true };
     const record = await this.mutate(agentId, async (tx) => {
       if (findTransition(tx.doc, req.transition_id)) return this.transitionResult(tx.doc, req.transition_id);
       return this.explicitTransition(tx, req);
-    }, { expected_version: req.expected_version, allowTerminated: false });
+    }, { ...options, expected_version: req.expected_version, allowTerminated: false });
     return { record, replayed: false };
   }
 
@@ -1605,8 +1642,8 @@ export class Runtime implements RuntimeApi {
     }
   }
 
-  async takeSnapshot(agentId: string): Promise<Snapshot> {
-    return this.mutate(agentId, async (tx) => this.takeSnapshotInto(tx, 'on_request'));
+  async takeSnapshot(agentId: string, options: MutationOptions = {}): Promise<Snapshot> {
+    return this.mutate(agentId, async (tx) => this.takeSnapshotInto(tx, 'on_request'), options);
   }
 
   async listSnapshots(agentId: string): Promise<Snapshot[]> {
@@ -1640,7 +1677,7 @@ export class Runtime implements RuntimeApi {
     });
   }
 
-  async abortRun(agentId: string, request: AbortRunRequest) {
+  async abortRun(agentId: string, request: AbortRunRequest, options: MutationOptions = {}) {
     const req = AbortRunRequest.parse(request);
     return this.mutate(agentId, async (tx) => {
       const runId = tx.doc.state.current_run_id;
@@ -1656,24 +1693,21 @@ export class Runtime implements RuntimeApi {
       // The abort ends the run only: tasks and triggers stay (holon-reference §11).
       tx.cell.takeEffects();
       return { agent_id: agentId, run_id: runId, aborted: true as const };
-    });
+    }, options);
   }
 
-  async terminate(agentId: string): Promise<AgentSummary> {
-    const cell = await this.cell(agentId);
-    if (cell.doc.state.phase === 'terminated') return assembleSummary(cell);
-    await cell.run(async (tx) => {
-      if (tx.doc.state.phase === 'terminated') return;
-      if (!tx.send({ type: 'TERMINATE', reason: 'operator delete' }, { reason: 'operator delete', trigger: 'user', initiator: 'operator' })) {
-        throw new DomainError('illegal_transition', `agent ${agentId} cannot terminate from ${tx.doc.state.phase}`);
+  async terminate(agentId: string, options: MutationOptions = {}): Promise<AgentSummary> {
+    return this.mutate(agentId, async (tx) => {
+      if (tx.doc.state.phase !== 'terminated') {
+        if (!tx.send({ type: 'TERMINATE', reason: 'operator delete' }, { reason: 'operator delete', trigger: 'user', initiator: 'operator' })) {
+          throw new DomainError('illegal_transition', `agent ${agentId} cannot terminate from ${tx.doc.state.phase}`);
+        }
+        await tx.flush();
+        await this.drainEffects(tx);
       }
-      await tx.flush();
-      await this.drainEffects(tx);
-    });
-    // The operation may have run in a fresh cell, if this one retired in between.
-    const current = await this.cell(agentId);
-    if (current.doc.state.phase === 'terminated') current.passivate();
-    return assembleSummary(current);
+      if (tx.doc.state.phase === 'terminated') tx.passivate();
+      return draftSummary(tx);
+    }, { ...options, allowTerminated: true });
   }
 
   // ---------------------------------------------------------------- messages
@@ -1703,21 +1737,21 @@ export class Runtime implements RuntimeApi {
     return this.queueMessage(agentId, { kind: 'operator_prompt', origin: { kind: 'operator' }, authority_class: 'operator_instruction', priority: 'interject', body: { type: 'text', text: req.text }, work_item_id: req.work_item_id ?? null }, options);
   }
 
-  async enqueue(agentId: string, request: EnqueueRequest): Promise<MessageAccepted> {
+  async enqueue(agentId: string, request: EnqueueRequest, options: MutationOptions = {}): Promise<MessageAccepted> {
     const req = EnqueueRequest.parse(request);
     const origin = req.origin ?? (req.kind === 'channel_event' ? { kind: 'channel' as const, channel_id: 'http' } : { kind: 'webhook' as const, source: 'http' });
     if ((req.kind === 'channel_event') !== (origin.kind === 'channel')) throw new DomainError('forbidden', `kind ${req.kind} does not go with origin ${origin.kind}`);
     const body = req.json !== undefined ? { type: 'json' as const, value: req.json } : { type: 'text' as const, text: req.text ?? '' };
-    return this.queueMessage(agentId, { kind: req.kind, origin, authority_class: origin.kind === 'channel' ? 'external_evidence' : 'integration_signal', priority: req.priority, body });
+    return this.queueMessage(agentId, { kind: req.kind, origin, authority_class: origin.kind === 'channel' ? 'external_evidence' : 'integration_signal', priority: req.priority, body }, options);
   }
 
-  async wake(agentId: string, request: WakeRequest): Promise<WakeResult> {
+  async wake(agentId: string, request: WakeRequest, options: MutationOptions = {}): Promise<WakeResult> {
     const req = WakeRequest.parse(request);
-    return this.submitWakeHint(agentId, req.reason, req.source ?? 'control', null);
+    return this.submitWakeHint(agentId, req.reason, req.source ?? 'control', null, undefined, options);
   }
 
   /** Seed 003 wake hint: liveness only, deduplicated while one is pending. */
-  private submitWakeHint(agentId: string, reason: string, source: string, triggerId: string | null, delivery?: Delivery): Promise<WakeResult> {
+  private submitWakeHint(agentId: string, reason: string, source: string, triggerId: string | null, delivery?: Delivery, options: MutationOptions = {}): Promise<WakeResult> {
     return this.mutate(agentId, async (tx) => {
       const doc = tx.doc;
       const queueDepth = doc.queue.filter((m) => m.status === 'queued' || m.status === 'interrupted').length;
@@ -1736,7 +1770,7 @@ export class Runtime implements RuntimeApi {
       }
       if (delivery) this.recordDelivery(tx, delivery, disposition);
       return { agent_id: agentId, disposition };
-    }, { pipelined: true });
+    }, { ...options, pipelined: true });
   }
 
   private emitWakeTick(tx: Tx, reason: string, source: string | null, createdAt: string, triggerId: string | null = null): void {
@@ -1754,12 +1788,12 @@ export class Runtime implements RuntimeApi {
     return item;
   }
 
-  async createWorkItem(agentId: string, request: CreateWorkItemRequest): Promise<WorkItemView> {
+  async createWorkItem(agentId: string, request: CreateWorkItemRequest, options: MutationOptions = {}): Promise<WorkItemView> {
     const req = CreateWorkItemRequest.parse(request);
-    return this.mutate(agentId, async (tx) => workItemView(tx.doc, this.createWorkItemRecord(tx, req.objective)));
+    return this.mutate(agentId, async (tx) => workItemView(tx.doc, this.createWorkItemRecord(tx, req.objective)), options);
   }
 
-  async updateWorkItem(agentId: string, workItemId: string, request: UpdateWorkItemRequest): Promise<WorkItemView> {
+  async updateWorkItem(agentId: string, workItemId: string, request: UpdateWorkItemRequest, options: MutationOptions = {}): Promise<WorkItemView> {
     const req = UpdateWorkItemRequest.parse(request);
     return this.mutate(agentId, async (tx) => {
       const item = this.findWorkItem(tx.doc, workItemId);
@@ -1771,10 +1805,10 @@ export class Runtime implements RuntimeApi {
       item.updated_at = tx.now.toISOString();
       tx.emit('work_item_updated', { work_item_id: item.id, revision: item.revision });
       return workItemView(tx.doc, item);
-    });
+    }, options);
   }
 
-  async pickWorkItem(agentId: string, workItemId: string, request: PickWorkItemRequest): Promise<WorkItemView> {
+  async pickWorkItem(agentId: string, workItemId: string, request: PickWorkItemRequest, options: MutationOptions = {}): Promise<WorkItemView> {
     const req = PickWorkItemRequest.parse(request);
     return this.mutate(agentId, async (tx) => {
       const item = this.findWorkItem(tx.doc, workItemId);
@@ -1787,17 +1821,17 @@ export class Runtime implements RuntimeApi {
       item.updated_at = tx.now.toISOString();
       tx.emit('work_item_updated', { work_item_id: item.id, picked: true, reason: req.reason ?? null });
       return workItemView(tx.doc, item);
-    });
+    }, options);
   }
 
-  async completeWorkItem(agentId: string, workItemId: string, request: CompleteWorkItemRequest): Promise<WorkItemView> {
+  async completeWorkItem(agentId: string, workItemId: string, request: CompleteWorkItemRequest, options: MutationOptions = {}): Promise<WorkItemView> {
     const req = CompleteWorkItemRequest.parse(request);
     return this.mutate(agentId, async (tx) => {
       const item = this.findWorkItem(tx.doc, workItemId);
       if (item.state === 'completed') return workItemView(tx.doc, item);
       this.completeWorkItemRecord(tx, item, req.report_text);
       return workItemView(tx.doc, item);
-    });
+    }, options);
   }
 
   async listWorkItems(agentId: string): Promise<WorkItemView[]> {
@@ -1812,38 +1846,38 @@ export class Runtime implements RuntimeApi {
 
   // ---------------------------------------------------------------- waits and timers
 
-  async createWait(agentId: string, request: CreateWaitRequest): Promise<WaitConditionRecord> {
+  async createWait(agentId: string, request: CreateWaitRequest, options: MutationOptions = {}): Promise<WaitConditionRecord> {
     const req = CreateWaitRequest.parse(request);
     return this.mutate(agentId, async (tx) => {
       if (req.work_item_id) this.findWorkItem(tx.doc, req.work_item_id);
       if (req.wake === 'task_result' && !tx.doc.tasks.some((t) => t.id === req.resource)) throw new DomainError('task_not_found', `task ${req.resource} not found`);
       if (req.wake === 'timer' && !tx.doc.timers.some((t) => t.id === req.resource && t.status === 'active')) throw new DomainError('timer_not_found', `active timer ${req.resource} not found`);
       return this.createWaitRecord(tx, { wake: req.wake, reason: req.reason, ...(req.resource ? { resource: req.resource } : {}), ...(req.work_item_id ? { work_item_id: req.work_item_id } : {}), ...(req.wake_at ? { wake_at: req.wake_at } : {}) });
-    });
+    }, options);
   }
 
-  async cancelWait(agentId: string, waitId: string): Promise<WaitConditionRecord> {
+  async cancelWait(agentId: string, waitId: string, options: MutationOptions = {}): Promise<WaitConditionRecord> {
     return this.mutate(agentId, async (tx) => {
       const wait = tx.doc.waits.find((w) => w.id === waitId);
       if (!wait) throw new DomainError('wait_not_found', `wait ${waitId} not found`);
       if (isActiveWait(wait)) endWait(tx, wait, { status: 'cancelled', reason: 'cancelled_by_operator' });
       return wait;
-    });
+    }, options);
   }
 
-  async createTimer(agentId: string, request: CreateTimerRequest): Promise<TimerRecord> {
+  async createTimer(agentId: string, request: CreateTimerRequest, options: MutationOptions = {}): Promise<TimerRecord> {
     const req = CreateTimerRequest.parse(request);
-    return this.mutate(agentId, async (tx) => this.createTimerRecord(tx, { duration_ms: req.duration_ms, ...(req.interval_ms ? { interval_ms: req.interval_ms } : {}), ...(req.summary ? { summary: req.summary } : {}) }));
+    return this.mutate(agentId, async (tx) => this.createTimerRecord(tx, { duration_ms: req.duration_ms, ...(req.interval_ms ? { interval_ms: req.interval_ms } : {}), ...(req.summary ? { summary: req.summary } : {}) }), options);
   }
 
-  async cancelTimer(agentId: string, timerId: string): Promise<TimerRecord> {
+  async cancelTimer(agentId: string, timerId: string, options: MutationOptions = {}): Promise<TimerRecord> {
     return this.mutate(agentId, async (tx) => {
       const timer = tx.doc.timers.find((t) => t.id === timerId);
       if (!timer) throw new DomainError('timer_not_found', `timer ${timerId} not found`);
       if (timer.status === 'completed') throw new DomainError('timer_completed', `timer ${timerId} already completed`);
       if (timer.status === 'active') this.cancelTimerRecord(tx, timer);
       return timer;
-    });
+    }, options);
   }
 
   async listTimers(agentId: string): Promise<TimerRecord[]> {
@@ -1898,21 +1932,30 @@ export class Runtime implements RuntimeApi {
     await this.drainEffects(tx);
   }
 
-  async execCommand(agentId: string, request: ExecCommandRequest): Promise<TaskRecord> {
+  async execCommand(agentId: string, request: ExecCommandRequest, options: MutationOptions = {}): Promise<TaskRecord> {
     const req = ExecCommandRequest.parse(request);
-    return new Promise((resolve, reject) => this.commandRequests.join(agentId, { req, resolve, reject }));
+    return new Promise((resolve, reject) => this.commandRequests.join(agentId, { req, resolve, reject, ...(options.idempotency ? { idempotency: options.idempotency } : {}) }));
   }
 
   /**
    * Records the ExecCommand requests that joined one operation. A request the agent refuses
-   * (stopped, unknown work item) fails alone, before anything changes; the others share the wake,
-   * the commit, and the launch that follows it.
+   * (stopped, unknown work item) fails alone, before anything changes; a retried one (its
+   * Idempotency-Key recorded) gets its task as recorded; the others share the wake, the commit,
+   * and the launch that follows it.
    */
   private recordCommands(agentId: string, take: () => CommandRequest[]): void {
-    let pending: CommandRequest[] = [];
+    let taken: CommandRequest[] | null = null;
     void this.mutate(agentId, async (tx) => {
-      pending = take().filter((request) => {
+      taken = take();
+      const answers: Array<{ request: CommandRequest; task: TaskRecord; created: boolean }> = [];
+      const fresh = taken.filter((request) => {
         try {
+          const recorded = request.idempotency ? recordedAnswer(tx.doc, request.idempotency) : undefined;
+          if (recorded && request.idempotency) {
+            request.idempotency.replayed = true;
+            answers.push({ request, task: recorded.value as TaskRecord, created: false });
+            return false;
+          }
           this.refuseStopped(tx);
           if (request.req.work_item_id) this.findWorkItem(tx.doc, request.req.work_item_id);
           return true;
@@ -1921,38 +1964,44 @@ export class Runtime implements RuntimeApi {
           return false;
         }
       });
-      if (pending.length === 0) return [];
+      if (fresh.length === 0) return answers;
       await this.wakeForTask(tx);
       if (tx.doc.state.phase !== 'active') throw new DomainError('illegal_transition', `agent ${agentId} is ${tx.doc.state.phase}: tasks start only while active`);
-      return pending.map(({ req }) => {
+      for (const request of fresh) {
+        const { req } = request;
         const task = this.createTaskRecord(tx, { summary: req.summary, cmd: req.cmd, accepts_input: req.accepts_input, ...(req.workdir ? { workdir: req.workdir } : {}), ...(req.timeout_ms ? { timeout_ms: req.timeout_ms } : {}), ...(req.work_item_id ? { work_item_id: req.work_item_id } : {}) }, null);
         if (req.env) this.taskEnv.set(task.id, req.env);
-        return task;
-      });
+        if (request.idempotency) recordAnswer(tx.doc, request.idempotency, task, tx.now);
+        answers.push({ request, task, created: true });
+      }
+      return answers;
     }, { pipelined: true }).then(
-      (tasks) => {
-        tasks.forEach((task, i) => {
-          pending[i]?.resolve(task);
-          this.launchAfterCommit(agentId, task.id);
-        });
+      (answers) => {
+        for (const { request, task, created } of answers) {
+          request.resolve(task);
+          if (created) this.launchAfterCommit(agentId, task.id);
+        }
       },
       (error: unknown) => {
         // Failed before it started (an unknown agent) or as a whole: every request it took fails.
-        if (pending.length === 0) pending = take();
-        for (const request of pending) request.reject(error);
+        for (const request of taken ?? take()) request.reject(error);
       },
     );
   }
 
   /** InvokeAgent: an ActorInvocation task backed by a child agent whose turn result re-enters the parent. */
-  async invokeAgent(agentId: string, request: InvokeAgentRequest): Promise<TaskRecord> {
+  async invokeAgent(agentId: string, request: InvokeAgentRequest, options: MutationOptions = {}): Promise<TaskRecord> {
     const req = InvokeAgentRequest.parse(request);
     const parent = await this.cell(agentId);
     if (req.target_agent_id === agentId) throw new DomainError('forbidden', 'an agent cannot invoke itself');
     if (parent.doc.state.status === 'stopped') throw new DomainError('agent_stopped', `agent ${agentId} is stopped`);
     let childId = req.target_agent_id;
     if (childId) await this.cell(childId);
-    else childId = (await this.createAgent({ mission: req.summary, owner: agentId, config: { turn_runner: parent.doc.config.turn_runner, model: parent.doc.config.model } })).agent.identity.agent_id;
+    else {
+      // A retried invocation finds the child its first attempt created (the key names it).
+      const childKey = options.idempotency ? { idempotency_key: `invoke:${agentId}:${options.idempotency.key}` } : {};
+      childId = (await this.createAgent({ mission: req.summary, owner: agentId, config: { turn_runner: parent.doc.config.turn_runner, model: parent.doc.config.model } }, childKey)).agent.identity.agent_id;
+    }
     const task = await this.mutate(agentId, async (tx) => {
       this.refuseStopped(tx);
       await this.wakeForTask(tx);
@@ -1983,7 +2032,7 @@ export class Runtime implements RuntimeApi {
       tx.tellChild(task.id, { type: 'START' });
       tx.emit('task_status_changed', { task_id: task.id, status: 'running', kind: task.kind, child_agent_id: childId });
       return task;
-    });
+    }, options);
     await this.queueMessage(childId as string, {
       kind: 'internal_followup',
       origin: { kind: 'system', subsystem: 'invoke_agent' },
@@ -1991,7 +2040,8 @@ export class Runtime implements RuntimeApi {
       priority: 'next',
       body: { type: 'text', text: req.prompt },
       metadata: { invoked_by: { agent_id: agentId, task_id: task.id } },
-    });
+    }, { idempotency: { key: `invoked_by:${task.id}`, fingerprint: `task:${task.id}` } });
+    // Also on a retry: a first attempt that died before this point still gives the child its prompt, once.
     return task;
   }
 
@@ -2058,7 +2108,7 @@ export class Runtime implements RuntimeApi {
     return createReadStream(path);
   }
 
-  async taskInput(agentId: string, taskId: string, request: TaskInputRequest): Promise<TaskInputResult> {
+  async taskInput(agentId: string, taskId: string, request: TaskInputRequest, options: MutationOptions = {}): Promise<TaskInputResult> {
     const req = TaskInputRequest.parse(request);
     return this.mutate(agentId, async (tx) => {
       const task = this.findTask(tx.doc, taskId);
@@ -2070,10 +2120,10 @@ export class Runtime implements RuntimeApi {
       tx.tellChild(taskId, { type: 'INPUT' });
       tx.emit('task_input', { task_id: taskId, bytes });
       return { task, accepted_input: true, bytes_written: bytes };
-    });
+    }, options);
   }
 
-  async stopTask(agentId: string, taskId: string): Promise<TaskStopResult> {
+  async stopTask(agentId: string, taskId: string, options: MutationOptions = {}): Promise<TaskStopResult> {
     let force = false;
     const task = await this.mutate(agentId, async (tx) => {
       const task = this.findTask(tx.doc, taskId);
@@ -2091,39 +2141,35 @@ export class Runtime implements RuntimeApi {
       tx.emit('task_status_changed', { task_id: taskId, status: 'cancelling', force });
       void live.handle.stop();
       return task;
-    }, { allowTerminated: true });
+    }, { ...options, allowTerminated: true });
     return { task, stop_requested: true, force_stop_requested: force };
   }
 
   // ---------------------------------------------------------------- triggers
 
-  async createTrigger(agentId: string, request: CreateTriggerRequest): Promise<TriggerCapability> {
+  async createTrigger(agentId: string, request: CreateTriggerRequest, options: MutationOptions = {}): Promise<TriggerCapability> {
     const req = CreateTriggerRequest.parse(request);
     return this.mutate(agentId, async (tx) => {
       this.refuseStopped(tx);
-      const capability = this.provisionTrigger(tx, req.delivery_mode, false);
-      this.mintedTokens.delete(agentId);
-      return capability;
-    });
+      return this.provisionTrigger(tx, req.delivery_mode, false);
+    }, { ...options, recordAs: withoutToken });
   }
 
-  async revokeTrigger(agentId: string, triggerId: string): Promise<ExternalTriggerSummary> {
+  async revokeTrigger(agentId: string, triggerId: string, options: MutationOptions = {}): Promise<ExternalTriggerSummary> {
     return this.mutate(agentId, async (tx) => {
       const trigger = tx.doc.triggers.find((t) => t.id === triggerId);
       if (!trigger) throw new DomainError('trigger_not_found', `trigger ${triggerId} not found`);
       if (trigger.status === 'active') this.revokeTriggerRecord(tx, trigger);
       return triggerSummary(trigger);
-    });
+    }, options);
   }
 
-  async resetCallback(agentId: string): Promise<TriggerCapability> {
+  async resetCallback(agentId: string, options: MutationOptions = {}): Promise<TriggerCapability> {
     return this.mutate(agentId, async (tx) => {
       this.refuseStopped(tx);
       for (const trigger of tx.doc.triggers) if (trigger.is_default && trigger.status === 'active') this.revokeTriggerRecord(tx, trigger);
-      const capability = this.provisionTrigger(tx, 'wake_hint', true);
-      this.mintedTokens.delete(agentId);
-      return capability;
-    });
+      return this.provisionTrigger(tx, 'wake_hint', true);
+    }, { ...options, recordAs: withoutToken });
   }
 
   async deliverCallback(mode: 'wake_hint' | 'enqueue_message', token: string, body: CallbackBody): Promise<CallbackResult> {
@@ -2194,9 +2240,9 @@ export class Runtime implements RuntimeApi {
 
   // ---------------------------------------------------------------- turn workers
 
-  async claimTurn(request: ClaimTurnRequest, signal?: AbortSignal): Promise<TurnClaim | null> {
+  async claimTurn(request: ClaimTurnRequest, signal?: AbortSignal, options: Pick<MutationOptions, 'idempotency'> = {}): Promise<TurnClaim | null> {
     const req = ClaimTurnRequest.parse(request);
-    return this.offers.claim(req.agent_ids ?? null, req.wait_ms, signal);
+    return this.offers.claim(req.agent_ids ?? null, req.wait_ms, signal, options.idempotency);
   }
 
   async heartbeatTurn(runId: string, request: HeartbeatTurnRequest): Promise<{ run_id: string; claim_id: string; lease_expires_at: string }> {
@@ -2204,14 +2250,17 @@ export class Runtime implements RuntimeApi {
     return { run_id: runId, claim_id: req.claim_id, lease_expires_at: this.offers.heartbeat(runId, req.claim_id) };
   }
 
-  async completeTurn(runId: string, request: CompleteTurnRequest): Promise<{ run_id: string; applied: boolean }> {
+  async completeTurn(runId: string, request: CompleteTurnRequest, options: MutationOptions = {}): Promise<{ run_id: string; applied: boolean }> {
     const { claim_id: claimId, ...result } = CompleteTurnRequest.parse(request);
-    const offer = this.offers.complete(runId, claimId);
-    await this.mutate(offer.agent_id, async (tx) => {
-      if (tx.doc.state.current_run_id !== offer.run_id) throw new DomainError('stale_run_id', `run ${offer.run_id} is no longer current`);
-      this.finishTurn(tx, offer.run_id, result);
-    });
-    return { run_id: runId, applied: true };
+    // A retried completion (same Idempotency-Key) of a claim that completed is answered from the agent's records.
+    const completed = options.idempotency ? this.offers.completedBy(runId, claimId) : null;
+    const agentId = completed ?? this.offers.complete(runId, claimId).agent_id;
+    return this.mutate(agentId, async (tx) => {
+      if (completed !== null) throw new DomainError('lease_lost', `turn ${runId} was completed already under claim ${claimId}`);
+      if (tx.doc.state.current_run_id !== runId) throw new DomainError('stale_run_id', `run ${runId} is no longer current`);
+      this.finishTurn(tx, runId, result);
+      return { run_id: runId, applied: true };
+    }, options);
   }
 
   // ---------------------------------------------------------------- introspection
@@ -2248,30 +2297,6 @@ export class Runtime implements RuntimeApi {
     };
   }
 
-  async idempotent<T>(key: string, fingerprint: string, operation: () => Promise<T>): Promise<{ value: T; replayed: boolean }> {
-    const storeKey = `idem:${key}`;
-    const inflight = this.idempotencyInFlight.get(storeKey);
-    if (inflight) {
-      await inflight.catch(() => undefined);
-    }
-    const prior = (await this.store.getGlobal(storeKey)) as { fingerprint: string; value: T } | undefined;
-    if (prior) {
-      if (prior.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict', 'this Idempotency-Key was used with another request');
-      return { value: prior.value, replayed: true };
-    }
-    const run = (async () => {
-      const value = await operation();
-      await this.store.putGlobal(storeKey, { fingerprint, value }, this.fencingToken());
-      return value;
-    })();
-    this.idempotencyInFlight.set(storeKey, run);
-    try {
-      return { value: await run, replayed: false };
-    } finally {
-      this.idempotencyInFlight.delete(storeKey);
-    }
-  }
-
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
@@ -2291,6 +2316,17 @@ export class Runtime implements RuntimeApi {
     if (this.lease && !this.leaseLost) await this.store.releaseLease(this.lease).catch(() => undefined);
     await this.store.close();
   }
+}
+
+/** A capability as an idempotency record keeps it: the token is shown once, never stored. */
+function withoutToken(capability: TriggerCapability): TriggerCapability {
+  return { ...capability, token: '' };
+}
+
+/** The AgentSummary of the agent as the operation leaves it (its draft and live actor). */
+function draftSummary(tx: Tx): AgentSummary {
+  tx.syncMachine();
+  return assembleSummary({ doc: tx.doc, actor: tx.cell.actor });
 }
 
 /** A command task whose process runs (or is being stopped): what `maxRunningTasks` bounds. */
