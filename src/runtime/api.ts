@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type {
   AbortRunRequest,
   ActorNodeShape,
+  AgentAccepts,
   AgentEvent,
   AgentListEntry,
   AgentStateView,
@@ -21,6 +22,7 @@ import type {
   EventsQuery,
   ExecCommandRequest,
   ExternalTriggerSummary,
+  InspectionMessage,
   InvokeAgentRequest,
   MessageAccepted,
   PageQuery,
@@ -130,6 +132,14 @@ export interface RuntimeApi {
 
   // introspection and health
   actorTree(agent_id: string): Promise<ActorNodeShape>;
+  /**
+   * Sends the inspection events of the agent's actors (`@statelyai/inspect` format, secrets
+   * redacted) to `listener` until the returned function is called; the actors are observed only
+   * while someone listens. Starts with every live actor as it is now (`@xstate.actor`).
+   */
+  inspect(agent_id: string, listener: (message: InspectionMessage) => void): Promise<() => void>;
+  /** The events each of the agent's actors accepts in its current state, read from the machines. */
+  acceptedEvents(agent_id: string): Promise<AgentAccepts>;
   readiness(): Promise<Readiness>;
   /**
    * Runs `operation` once per `key`: a retry with the same key and fingerprint gets the stored
