@@ -60,7 +60,7 @@ export function acceptedEvents(snapshot: AnyMachineSnapshot): AcceptedEvent[] {
       }
     }
   }
-  return [...byType.values()].sort((a, b) => a.type.localeCompare(b.type));
+  return [...byType.values()].sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
 }
 
 function restored(name: MachineName, persisted: PersistedActor): AnyMachineSnapshot | null {
