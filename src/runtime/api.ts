@@ -3,6 +3,7 @@ import type {
   AbortRunRequest,
   ActorNodeShape,
   AgentAccepts,
+  AgentListQuery,
   AgentEvent,
   AgentListEntry,
   AgentStateView,
@@ -74,7 +75,7 @@ export interface CallbackBody {
 export interface RuntimeApi {
   // agents
   createAgent(request: CreateAgentRequest, options?: { idempotency_key?: string }): Promise<{ agent: AgentSummary; external_trigger: TriggerCapability; replayed: boolean }>;
-  listAgents(query: PageQuery): Promise<Page<AgentListEntry>>;
+  listAgents(query: AgentListQuery): Promise<Page<AgentListEntry>>;
   getSummary(agent_id: string): Promise<AgentSummary>;
   getState(agent_id: string): Promise<AgentStateView>;
   control(agent_id: string, request: ControlRequest): Promise<AgentSummary>;

@@ -28,7 +28,7 @@ import {
   EventsQuery,
   ExecCommandRequest,
   InvokeAgentRequest,
-  PageQuery,
+  AgentListQuery,
   PickWorkItemRequest,
   PromptRequest,
   TaskInputRequest,
@@ -1483,9 +1483,9 @@ export class Runtime implements RuntimeApi {
   }
 
   /** Served from the roster: listing loads no document. */
-  async listAgents(query: PageQuery): Promise<Page<AgentListEntry>> {
-    const q = PageQuery.parse(query);
-    const { ids, more } = this.roster.page(q.cursor, q.limit);
+  async listAgents(query: AgentListQuery): Promise<Page<AgentListEntry>> {
+    const q = AgentListQuery.parse(query);
+    const { ids, more } = this.roster.page(q.cursor, q.limit, { q: q.q, status: q.status });
     const items: AgentListEntry[] = [];
     for (const id of ids) {
       const entry = this.roster.get(id);
