@@ -123,7 +123,7 @@ export class AgentView {
     this.renderEvents();
     this.renderTransitions();
     await this.renderCharts();
-    this.follow();
+    await this.follow();
     this.outputTimer = setInterval(() => void this.pollOutputs(), OUTPUT_POLL_MS);
     void this.pollOutputs();
   }
@@ -134,17 +134,26 @@ export class AgentView {
     if (this.outputTimer !== null) clearInterval(this.outputTimer);
   }
 
+  /**
+   * Opens both live streams; resolves once both are open (the server watches the agent's actors
+   * from then on) or have ended.
+   */
   follow() {
     const signal = this.controller.signal;
-    // Resumes after the newest event read: nothing is missed or shown twice between the read and the stream.
-    void stream(`${this.base}/events/stream?after_seq=${this.newestSeq}`, {
-      signal,
-      onMessage: (m) => this.onEvent(/** @type {AgentEvent} */ (JSON.parse(m.data))),
-    }).catch(() => undefined);
-    void stream(`${this.base}/inspection/stream`, {
-      signal,
-      onMessage: (m) => this.onInspection(JSON.parse(m.data)),
-    }).catch(() => undefined);
+    /** @param {string} path @param {(data: string) => void} onData */
+    const open = (path, onData) =>
+      new Promise((resolve) => {
+        void stream(path, { signal, onOpen: () => resolve(undefined), onMessage: (m) => onData(m.data) })
+          .catch(() => undefined)
+          .finally(() => resolve(undefined));
+      });
+    return Promise.all([
+      // Resumes after the newest event read: nothing is missed or shown twice between the read and the stream.
+      open(`${this.base}/events/stream?after_seq=${this.newestSeq}`, (data) => this.onEvent(/** @type {AgentEvent} */ (JSON.parse(data)))),
+      open(`${this.base}/inspection/stream`, (data) => this.onInspection(JSON.parse(data))),
+    ]).then(() => {
+      if (!signal.aborted) this.element.dataset['streams'] = 'open';
+    });
   }
 
   /** @param {AgentEvent} event */

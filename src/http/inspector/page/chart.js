@@ -92,8 +92,19 @@ export class Chart {
       this.nodes.set(group.classList.contains('cluster') ? title.replace(/^cluster_/, '') : title, group);
     }
     this.caption = h('figcaption', {}, '');
-    this.element = h('figure', { class: 'chart', 'data-actor': actor, 'data-machine': machine, 'data-status': 'active' }, this.caption);
-    this.element.prepend(h('div', { class: 'drawing' }, svg));
+    this.drawing = h('div', { class: 'drawing' }, svg);
+    this.element = h('figure', { class: 'chart', 'data-actor': actor, 'data-machine': machine, 'data-status': 'active' }, this.drawing, this.caption);
+  }
+
+  /** Scrolls a drawing wider than its box so the lit state is in the middle. */
+  center() {
+    const lit = [...this.svg.querySelectorAll('g.node.current')].at(-1);
+    if (!lit) return;
+    const box = this.drawing.getBoundingClientRect();
+    const node = lit.getBoundingClientRect();
+    if (box.width === 0) return;
+    this.drawing.scrollLeft += node.left + node.width / 2 - (box.left + box.width / 2);
+    this.drawing.scrollTop += node.top + node.height / 2 - (box.top + box.height / 2);
   }
 
   /**
@@ -130,6 +141,7 @@ export class Chart {
     this.element.dataset['state'] = JSON.stringify(change.value ?? null);
     const now = new Set(activePaths(change.value).map((path) => this.data.states[path]).filter((name) => name !== undefined));
     for (const [name, group] of this.nodes) group.classList.toggle('current', now.has(name));
+    requestAnimationFrame(() => this.center());
     const changed = previous !== undefined && JSON.stringify(previous) !== JSON.stringify(change.value);
     if (changed) this.mark(previous, change.value, change.event);
     this.caption.textContent = `${this.actor} · ${stateText(change.value)}${change.status === 'active' ? '' : ` · ${change.status}`}${this.lastLabel ? ` · last: ${this.lastLabel}` : ''}`;
