@@ -96,8 +96,8 @@ export class AgentView {
       { class: 'agent-view', 'data-agent': agentId, 'aria-label': `agent ${agentId}` },
       this.header,
       form,
-      h('section', { class: 'panel', 'data-panel': 'accepts' }, h('h3', {}, 'Events the current state accepts'), this.acceptsBox),
       this.chartsBox,
+      h('section', { class: 'panel', 'data-panel': 'accepts' }, h('h3', {}, 'Events the current state accepts'), this.acceptsBox),
       h(
         'div',
         { class: 'grid' },
