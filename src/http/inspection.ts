@@ -3,15 +3,16 @@ import type { WebSocket } from 'ws';
 import { z } from 'zod';
 import { AgentAccepts, type InspectionMessage } from '../domain/index.js';
 import { redactText } from '../runtime/inspection-json.js';
-import { requireEventStream } from './events.js';
+import { HttpError } from './errors.js';
 import { AgentParams, apiErrors, NoQuery } from './schemas.js';
 import type { ShutdownTracker } from './shutdown.js';
 import type { HttpApp, RouteDeps } from './types.js';
 
 /**
- * The inspection events of one agent's actors in the `@statelyai/inspect` format, on a WebSocket
- * (for Stately's own receivers: `createWebSocketReceiver({ server: 'ws://host/api/agents/<id>/inspection' })`)
- * and as SSE (for clients that send a bearer header, like the inspector page). Each connection
+ * The inspection events of one agent's actors in the `@statelyai/inspect` format, on one URL:
+ * a WebSocket on upgrade (Stately's own receivers:
+ * `createWebSocketReceiver({ server: 'ws://host/api/agents/<id>/inspection' })`) or SSE (for
+ * clients that send a bearer header, like the inspector page). Each connection
  * starts with the agent's live actors as they are now; the actors are observed only while at
  * least one connection is open. No replay: a client that falls behind is disconnected and
  * reconnects to a fresh picture.
@@ -134,36 +135,29 @@ export function registerInspectionRoutes(app: HttpApp, { runtime, shutdown }: Ro
     await runtime.getSummary((request.params as { id: string }).id);
   };
 
-  app.get(
-    '/api/agents/:id/inspection',
-    {
-      websocket: true,
-      preHandler: agentExists,
-      schema: { tags, summary: 'WebSocket: the inspection events of the agent\'s actors (@statelyai/inspect format)', params: AgentParams, querystring: NoQuery },
+  // One URL, two transports: a WebSocket upgrade (Stately's receivers), or SSE for a client that
+  // asks for text/event-stream (and can send a bearer header, like the inspector page).
+  app.route({
+    method: 'GET',
+    url: '/api/agents/:id/inspection',
+    // Messages are serialised (and the secrets cut out) before they are sent.
+    sse: { kind: 'dual', serializer: String },
+    preHandler: agentExists,
+    schema: {
+      tags,
+      summary:
+        "The inspection events of the agent's actors (@statelyai/inspect format), starting with the live actors as they are now: a WebSocket on upgrade (e.g. createWebSocketReceiver), else SSE (Accept: text/event-stream)",
+      params: AgentParams,
+      querystring: NoQuery,
+      response: { 200: InspectionStreamResponse, ...apiErrors(404, 406) },
     },
-    (socket, request) =>
+    wsHandler: (socket, request) =>
       socketInspection(socket, shutdown, request.log, (listener) => runtime.inspect(request.params.id, listener), options.secrets),
-  );
-
-  app.get(
-    '/api/agents/:id/inspection/stream',
-    {
-      // Messages are serialised (and the secrets cut out) before they are sent.
-      sse: { kind: 'only', serializer: String },
-      onRequest: requireEventStream,
-      preHandler: agentExists,
-      schema: {
-        tags,
-        summary: "SSE: the inspection events of the agent's actors (@statelyai/inspect format); starts with the live actors as they are now",
-        params: AgentParams,
-        querystring: NoQuery,
-        response: { 200: InspectionStreamResponse, ...apiErrors(404, 406) },
-      },
-    },
-    async (request, reply) => {
+    handler: async (request, reply) => {
+      if (!reply.sse) throw new HttpError(406, 'not_acceptable', 'open a WebSocket, or accept text/event-stream');
       await streamInspection(reply, shutdown, request.log, (listener) => runtime.inspect(request.params.id, listener), options.secrets);
     },
-  );
+  });
 
   app.get(
     '/api/inspector/agents/:id/accepts',

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, startServer, type TestServer } from '../http/helpers.js';
+import { startServer, type BrowserTestServer as TestServer } from './server.js';
 import { launchChromium, watchProblems, type Browser } from './chromium.js';
 
 /**
@@ -36,7 +36,7 @@ describe('the inspector page (local mode)', () => {
   afterAll(async () => server?.close());
 
   it('lists a new agent live, opens it, runs /exec-wait echo hi from the page with awakeRunning lit, shows the task output, stops it; no console error or failed request', async () => {
-    const api = client(server.base);
+    const api = { post: (path: string, body: unknown) => server.call('POST', path, body), get: <T>(path: string) => server.call<T>('GET', path) };
     const page = await browser.context.newPage();
     const { problems } = watchProblems(page);
     const requested: string[] = [];
@@ -167,7 +167,7 @@ describe('the inspector page (local mode)', () => {
     const page = await browser.context.newPage();
     const { problems } = watchProblems(page);
     try {
-      await client(own.base).post('/api/control/agents', { agent_id: 'goes-away' });
+      await own.call('POST', '/api/control/agents', { agent_id: 'goes-away' });
       await page.goto(`${own.base}/inspector#/agents/goes-away`);
       await page.waitForSelector('.agent-view[data-agent="goes-away"] .chart[data-actor="agent"]');
       await page.waitForFunction(() => document.querySelector('[data-field="status"]')?.textContent === 'asleep');
@@ -190,12 +190,12 @@ describe('the inspector page (bearer mode)', () => {
   const token = 'browser-bearer-token-0123456789';
   let server: TestServer;
   beforeAll(async () => {
-    server = await startServer({ token, captureLogs: true });
+    server = await startServer({ token });
   });
   afterAll(async () => server?.close());
 
   it('asks for the token, keeps it out of URLs, cookies and logs, and works with it', async () => {
-    await client(server.base, token).post('/api/control/agents', { agent_id: 'secured' });
+    expect((await server.call('POST', '/api/control/agents', { agent_id: 'secured' })).status).toBe(201);
     const page = await browser.context.newPage();
     const { problems } = watchProblems(page);
     const requested: string[] = [];

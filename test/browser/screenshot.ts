@@ -5,7 +5,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { client, startServer, waitFor } from '../http/helpers.js';
+import { startServer } from './server.js';
 import { launchChromium, watchProblems } from './chromium.js';
 
 const OUT = resolve('visualizations', 'inspector.png');
@@ -13,8 +13,7 @@ const OUT = resolve('visualizations', 'inspector.png');
 const server = await startServer();
 const browser = await launchChromium();
 try {
-  const api = client(server.base);
-  for (const agent_id of ['builder', 'docs-writer', 'reviewer']) await api.post('/api/control/agents', { agent_id, mission: agent_id === 'builder' ? 'keep CI green' : undefined });
+  for (const agent_id of ['builder', 'docs-writer', 'reviewer']) await server.call('POST', '/api/control/agents', { agent_id, ...(agent_id === 'builder' ? { mission: 'keep CI green' } : {}) });
   const page = await browser.context.newPage();
   await page.setViewportSize({ width: 1440, height: 1280 });
   const { problems } = watchProblems(page);
@@ -24,7 +23,7 @@ try {
   await page.click('button[data-action="prompt"]');
   await page.waitForFunction(() => document.querySelector('.chart[data-actor="agent"] g.node.current > title')?.textContent === 'awaitingTask', null, { timeout: 15_000 });
   await page.waitForFunction(() => [...document.querySelectorAll('pre.output')].some((pre) => pre.textContent?.includes('building')), null, { timeout: 15_000 });
-  await waitFor(async () => (await page.$$('.chart[data-machine="task"] g.node.current')).length > 0);
+  await page.waitForSelector('.chart[data-machine="task"] g.node.current');
   await page.waitForTimeout(600);
   await page.screenshot({ path: OUT });
   if (problems.length > 0) throw new Error(`the page reported problems: ${problems.join('; ')}`);

@@ -64,7 +64,7 @@ describe('the Stately inspection protocol (WebSocket and SSE)', () => {
   it('the SSE form carries the same events, starting with the live actors as they are now', async () => {
     const agent = await createAgent(api);
     await settled(api, agent.id);
-    const stream = await openStream(server().base, `/api/agents/${agent.id}/inspection/stream`);
+    const stream = await openStream(server().base, `/api/agents/${agent.id}/inspection`);
     try {
       await api.post(`/api/control/agents/${agent.id}/prompt`, { text: '/exec-wait sleep 0.3' });
       const seen: InspectionMessage[] = [];
@@ -84,7 +84,7 @@ describe('the Stately inspection protocol (WebSocket and SSE)', () => {
   });
 
   it('refuses an unknown agent before the stream or the upgrade', async () => {
-    expectError(await api.get('/api/agents/nobody/inspection/stream', { accept: 'text/event-stream' }), 404, 'agent_not_found');
+    expectError(await api.get('/api/agents/nobody/inspection', { accept: 'text/event-stream' }), 404, 'agent_not_found');
     const wsBase = server().base.replace(/^http/, 'ws');
     const status = await new Promise<number>((resolve) => {
       const socket = new WebSocket(`${wsBase}/api/agents/nobody/inspection`);
@@ -131,7 +131,7 @@ describe('inspection in bearer mode', () => {
       const auth = { authorization: `Bearer ${token}` };
       const created = await fetch(`${running.base}/api/control/agents`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ agent_id: 'b1', mission: `mission mentions ${token}` }) });
       expect(created.status).toBe(201);
-      expect((await fetch(`${running.base}/api/agents/b1/inspection/stream`, { headers: { accept: 'text/event-stream' } })).status).toBe(401);
+      expect((await fetch(`${running.base}/api/agents/b1/inspection`, { headers: { accept: 'text/event-stream' } })).status).toBe(401);
       const wsBase = running.base.replace(/^http/, 'ws');
       const refused = await new Promise<number>((resolve) => {
         const socket = new WebSocket(`${wsBase}/api/agents/b1/inspection`);

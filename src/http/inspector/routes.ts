@@ -22,17 +22,18 @@ import { InspectorChart, loadChart } from './charts.js';
 const tags = ['inspector'];
 
 /** The files of the page: name → content type. Nothing else is served from the folder. */
-const ASSETS: Readonly<Record<string, string>> = {
-  'index.html': 'text/html; charset=utf-8',
-  'app.js': 'text/javascript; charset=utf-8',
-  'api.js': 'text/javascript; charset=utf-8',
-  'agent-list.js': 'text/javascript; charset=utf-8',
-  'agent-view.js': 'text/javascript; charset=utf-8',
-  'chart.js': 'text/javascript; charset=utf-8',
-  'dom.js': 'text/javascript; charset=utf-8',
-  'style.css': 'text/css; charset=utf-8',
-  'favicon.svg': 'image/svg+xml',
-};
+const SCRIPT = 'text/javascript; charset=utf-8';
+const ASSETS: ReadonlyMap<string, string> = new Map([
+  ['index.html', 'text/html; charset=utf-8'],
+  ['app.js', SCRIPT],
+  ['api.js', SCRIPT],
+  ['agent-list.js', SCRIPT],
+  ['agent-view.js', SCRIPT],
+  ['chart.js', SCRIPT],
+  ['dom.js', SCRIPT],
+  ['style.css', 'text/css; charset=utf-8'],
+  ['favicon.svg', 'image/svg+xml'],
+]);
 
 /** The page talks to this server only, and nothing may frame it. */
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
@@ -78,7 +79,7 @@ export function registerInspectorRoutes(app: HttpApp): void {
   };
 
   const serve = async (name: string, ifNoneMatch: string | undefined, reply: FastifyReply) => {
-    const type = ASSETS[name];
+    const type = ASSETS.get(name);
     if (type === undefined) throw new HttpError(404, 'route_not_found', 'no such inspector file');
     const { body, etag } = await asset(name);
     reply.headers({ ...SECURITY_HEADERS, etag, 'content-type': type });

@@ -10,7 +10,7 @@ import { h, replace, stateText, table, time } from './dom.js';
  * stream, queue, work items, waits, timers and tasks with their output tails.
  *
  * Two live streams feed it: the agent's durable events (`/events/stream`, resumed by event_seq)
- * and the inspection events of its actors (`/inspection/stream`). Every durable event schedules
+ * and the inspection events of its actors (`/inspection`). Every durable event schedules
  * a re-read of the summary and the bootstrap state.
  */
 const EVENTS_SHOWN = 200;
@@ -150,7 +150,7 @@ export class AgentView {
     return Promise.all([
       // Resumes after the newest event read: nothing is missed or shown twice between the read and the stream.
       open(`${this.base}/events/stream?after_seq=${this.newestSeq}`, (data) => this.onEvent(/** @type {AgentEvent} */ (JSON.parse(data)))),
-      open(`${this.base}/inspection/stream`, (data) => this.onInspection(JSON.parse(data))),
+      open(`${this.base}/inspection`, (data) => this.onInspection(JSON.parse(data))),
     ]).then(() => {
       if (!signal.aborted) this.element.dataset['streams'] = 'open';
     });
