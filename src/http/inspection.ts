@@ -46,20 +46,21 @@ async function streamInspection(
   subscribe: (listener: (message: InspectionMessage) => void) => Promise<() => void>,
   secrets: readonly string[],
 ): Promise<void> {
-  const sse = reply.sse;
-  sse.keepAlive();
-  const client = new AbortController();
-  sse.onClose(() => client.abort());
-  const { signal, release } = shutdown.signal(client.signal);
   const queue: InspectionMessage[] = [];
   let overflow = false;
   let wake: (() => void) | null = null;
+  // Subscribed first: an agent gone in between is refused with the envelope, before the stream opens.
   const unsubscribe = await subscribe((message) => {
     if (overflow) return;
     queue.push(message);
     if (queue.length > MAX_QUEUED) overflow = true;
     wake?.();
   });
+  const sse = reply.sse;
+  sse.keepAlive();
+  const client = new AbortController();
+  sse.onClose(() => client.abort());
+  const { signal, release } = shutdown.signal(client.signal);
   const closed = new Promise<void>((resolve) => {
     if (signal.aborted) resolve();
     signal.addEventListener('abort', () => resolve(), { once: true });

@@ -49,14 +49,14 @@ describe('the inspector page (local mode)', () => {
       // Created through the API, not the page: the list follows the live event stream.
       const created = await api.post('/api/control/agents', { agent_id: 'browser-demo', mission: 'shown in a real browser' });
       expect(created.status, created.text).toBe(201);
-      await page.waitForSelector('tr[data-agent="browser-demo"]', { timeout: 10_000 });
+      await page.waitForSelector('tr[data-agent="browser-demo"]', { timeout: 20_000 });
       await shoot(page, '1-listed');
 
       await page.click('tr[data-agent="browser-demo"]');
       // Shown once its live streams are open: the server watches the agent's actors from then on.
       await page.waitForSelector('.agent-view[data-agent="browser-demo"][data-streams="open"] .chart[data-actor="agent"]');
       await page.waitForSelector('.chart[data-actor="continuation"]');
-      await page.waitForFunction(() => document.querySelector('[data-field="status"]')?.textContent === 'asleep', null, { timeout: 10_000 });
+      await page.waitForFunction(() => document.querySelector('[data-field="status"]')?.textContent === 'asleep', null, { timeout: 20_000 });
       expect(await lit(page, 'agent')).toEqual(['sleeping']);
       // The accepted events come from the machine: asleep, the agent takes WAKE and STOP, not START.
       const accepted = await page.$$eval('.actor-accepts[data-actor="agent"] li', (items) => items.map((li) => li.getAttribute('data-event')));
@@ -81,19 +81,19 @@ describe('the inspector page (local mode)', () => {
       await page.fill('textarea[name="prompt"]', '/exec-wait echo hi');
       await page.click('button[data-action="prompt"]');
       await page.waitForFunction(() => /prompt queued as msg_/.test(document.querySelector('.result')?.textContent ?? ''));
-      await page.waitForFunction(() => (window as unknown as { litSeen: string[] }).litSeen.includes('awakeRunning'), null, { timeout: 10_000 });
+      await page.waitForFunction(() => (window as unknown as { litSeen: string[] }).litSeen.includes('awakeRunning'), null, { timeout: 20_000 });
       await shoot(page, '2-running');
       // ... and then asleep again, the turn and the task done.
       await page.waitForFunction(
         () => document.querySelector('[data-field="status"]')?.textContent === 'asleep' && (window as unknown as { litSeen: string[] }).litSeen.at(-1) === 'sleeping',
         null,
-        { timeout: 15_000 },
+        { timeout: 20_000 },
       );
       const order = await page.evaluate(() => (window as unknown as { litSeen: string[] }).litSeen);
       expect(order.indexOf('awakeRunning')).toBeGreaterThan(-1);
       expect(order.lastIndexOf('sleeping')).toBeGreaterThan(order.indexOf('awakeRunning'));
       // The task's output tail, and its chart ended in `completed`.
-      await page.waitForFunction(() => [...document.querySelectorAll('[data-panel="tasks"] li[data-task] pre.output')].some((pre) => pre.textContent?.trim() === 'hi'), null, { timeout: 10_000 });
+      await page.waitForFunction(() => [...document.querySelectorAll('[data-panel="tasks"] li[data-task] pre.output')].some((pre) => pre.textContent?.trim() === 'hi'), null, { timeout: 20_000 });
       const task = await page.$eval('[data-panel="tasks"] li[data-task]', (li) => ({ id: li.getAttribute('data-task'), status: li.getAttribute('data-status') }));
       expect(task.status).toBe('completed');
       await page.waitForFunction((id) => document.querySelector(`.chart[data-actor="${id}"] g.node.current > title`)?.textContent === 'completed', task.id);
@@ -105,7 +105,7 @@ describe('the inspector page (local mode)', () => {
       await shoot(page, '3-asleep');
 
       await page.click('button[data-action="stop"]');
-      await page.waitForFunction(() => document.querySelector('[data-field="status"]')?.textContent === 'stopped', null, { timeout: 10_000 });
+      await page.waitForFunction(() => document.querySelector('[data-field="status"]')?.textContent === 'stopped', null, { timeout: 20_000 });
       await page.waitForFunction(() => !(document.querySelector('button[data-action="start"]') as HTMLButtonElement | null)?.disabled);
       expect(await page.isDisabled('button[data-action="stop"]')).toBe(true);
       const status = await api.get<{ agent: { status: string } }>('/api/agents/browser-demo/status');
@@ -176,7 +176,7 @@ describe('the inspector page (local mode)', () => {
       expect(problems).toEqual([]);
 
       await own.close();
-      await page.waitForFunction(() => document.body.dataset['live'] === 'false', null, { timeout: 10_000 });
+      await page.waitForFunction(() => document.body.dataset['live'] === 'false', null, { timeout: 20_000 });
       expect(await page.textContent('.banner')).toMatch(/Cannot reach the server since .* not live/);
       await shoot(page, '6-unreachable');
     } finally {
@@ -208,7 +208,7 @@ describe('the inspector page (bearer mode)', () => {
       await page.waitForSelector('tr[data-agent="secured"]');
       await page.click('tr[data-agent="secured"]');
       await page.waitForSelector('.agent-view[data-agent="secured"] .chart[data-actor="agent"]');
-      await page.waitForFunction(() => document.querySelector('[data-field="status"]')?.textContent === 'asleep', null, { timeout: 10_000 });
+      await page.waitForFunction(() => document.querySelector('[data-field="status"]')?.textContent === 'asleep', null, { timeout: 20_000 });
 
       expect(page.url()).not.toContain(token);
       for (const url of requested) expect(url).not.toContain(token);

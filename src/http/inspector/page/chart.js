@@ -7,11 +7,12 @@ import { h, stateText } from './dom.js';
  * definition, guard names on the edges), the current state lit and the last transition marked.
  *
  * Changes play at a readable pace: each state stays lit at least `HOLD_MS`, so a state an actor
- * passes through in a millisecond (awakeRunning in a scripted turn) is still seen; a chart that
- * falls more than `MAX_BEHIND` changes behind jumps to the newest.
+ * passes through in a millisecond (awakeRunning in a scripted turn) is still seen; a snapshot
+ * that changes neither state nor status is not a change; a chart that falls more than
+ * `MAX_BEHIND` changes behind jumps to the newest.
  */
-const HOLD_MS = 250;
-const MAX_BEHIND = 12;
+const HOLD_MS = 200;
+const MAX_BEHIND = 40;
 
 /** @typedef {{ name: string, svg: string, states: Record<string, string>, edges: Array<{ source: string, target: string, event: string, guard: string | null, label: string }> }} ChartData */
 
@@ -114,6 +115,8 @@ export class Chart {
    */
   show(value, options = {}) {
     const change = { value, event: options.event ?? null, status: options.status ?? 'active' };
+    const latest = this.pending.at(-1) ?? (this.value === undefined ? undefined : { value: this.value, status: this.element.dataset['status'] });
+    if (!options.immediate && latest && latest.status === change.status && JSON.stringify(latest.value) === JSON.stringify(change.value)) return;
     if (options.immediate || this.pending.length >= MAX_BEHIND) {
       this.pending = [];
       this.apply(change);
