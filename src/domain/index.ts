@@ -19,3 +19,4 @@ export * from './turn.js';
 export * from './idempotency.js';
 export * from './clone-json.js';
 export * from './json-equal.js';
+export * from './inspection.js';

@@ -1,10 +1,10 @@
 import {
   AbortRunRequest,
+  AgentListQuery,
   AgentStateView,
   AgentSummary,
   ControlRequest,
   CreateAgentRequest,
-  PageQuery,
   Snapshot,
   TransitionRequest,
 } from '../domain/index.js';
@@ -69,8 +69,8 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
     {
       schema: {
         tags,
-        summary: 'The agent roster, paged',
-        querystring: PageQuery,
+        summary: 'The agent roster, paged; `q` keeps ids containing it (any case), `status` one AgentStatus',
+        querystring: AgentListQuery,
         response: { 200: AgentListPage, ...apiErrors() },
       },
     },

@@ -2,6 +2,8 @@ import type { Readable } from 'node:stream';
 import type {
   AbortRunRequest,
   ActorNodeShape,
+  AgentAccepts,
+  AgentListQuery,
   AgentEvent,
   AgentListEntry,
   AgentStateView,
@@ -23,6 +25,7 @@ import type {
   ExternalTriggerSummary,
   IdempotencyClaim,
   HeartbeatTurnRequest,
+  InspectionMessage,
   InvokeAgentRequest,
   MessageAccepted,
   PageQuery,
@@ -90,7 +93,7 @@ export interface CallbackBody {
 export interface RuntimeApi {
   // agents
   createAgent(request: CreateAgentRequest, options?: { idempotency_key?: string }): Promise<{ agent: AgentSummary; external_trigger: TriggerCapability; replayed: boolean }>;
-  listAgents(query: PageQuery): Promise<Page<AgentListEntry>>;
+  listAgents(query: AgentListQuery): Promise<Page<AgentListEntry>>;
   getSummary(agent_id: string): Promise<AgentSummary>;
   getState(agent_id: string): Promise<AgentStateView>;
   control(agent_id: string, request: ControlRequest, options?: MutationOptions): Promise<AgentSummary>;
@@ -151,6 +154,14 @@ export interface RuntimeApi {
 
   // introspection and health
   actorTree(agent_id: string): Promise<ActorNodeShape>;
+  /**
+   * Sends the inspection events of the agent's actors (`@statelyai/inspect` format, secrets
+   * redacted) to `listener` until the returned function is called; the actors are observed only
+   * while someone listens. Starts with every live actor as it is now (`@xstate.actor`).
+   */
+  inspect(agent_id: string, listener: (message: InspectionMessage) => void): Promise<() => void>;
+  /** The events each of the agent's actors accepts in its current state, read from the machines. */
+  acceptedEvents(agent_id: string): Promise<AgentAccepts>;
   readiness(): Promise<Readiness>;
   /** Stops accepting work, settles in-flight operations, flushes the store and releases the lease. */
   close(): Promise<void>;

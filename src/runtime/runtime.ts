@@ -30,7 +30,7 @@ import {
   ExecCommandRequest,
   HeartbeatTurnRequest,
   InvokeAgentRequest,
-  PageQuery,
+  AgentListQuery,
   PickWorkItemRequest,
   PromptRequest,
   TaskInputRequest,
@@ -40,6 +40,7 @@ import {
   WAIT_KIND_OF_WAKE,
   WakeRequest,
   type ActorNodeShape,
+  type AgentAccepts,
   type AgentEvent,
   type AgentListEntry,
   type AgentStateView,
@@ -94,6 +95,8 @@ import type { TurnRunner } from './turn-runner.js';
 import { TurnOffers } from './turn-offers.js';
 import { reasonChain } from './reason-chain.js';
 import { cancelOwnedWaits, endWait, resolveWaitsFor, taskEnded } from './waits.js';
+import { InspectionHub, type InspectionListener } from './inspection-hub.js';
+import { agentAccepts } from './accepted-events.js';
 
 /** Options of {@link Runtime.open}; every option has a default. */
 export interface RuntimeOptions {
@@ -278,6 +281,8 @@ export class Runtime implements RuntimeApi {
   private closing = false;
   private lastCommitAt: string | null = null;
   private readonly env: CellEnv;
+  /** Live inspection of the agents someone watches (`inspect`); nothing for the others. */
+  private readonly inspection: InspectionHub;
 
   private constructor(
     private readonly store: Store,
@@ -291,6 +296,7 @@ export class Runtime implements RuntimeApi {
     this.alarms = new TimerAlarms((agentId, timerId, dueAt) => void this.fireTimer(agentId, timerId, dueAt).catch(() => undefined), () => this.clock.now());
     this.dueAgents = new TimerAlarms((agentId) => void this.loadCell(agentId).catch(() => undefined), () => this.clock.now());
     this.offers = new TurnOffers(() => this.clock.now());
+    this.inspection = new InspectionHub((agentId) => this.cells.get(agentId)?.actor ?? null, () => this.clock.now().getTime());
     this.env = {
       store,
       clock,
@@ -300,10 +306,12 @@ export class Runtime implements RuntimeApi {
       ...(options.inspect ? { inspect: options.inspect } : {}),
       fencingToken: () => this.fencingToken(),
       attached: (agentId, actor) => {
+        this.inspection.attached(agentId, actor);
         const shard = this.attachToShard(agentId);
         actor.subscribe({ error: (error) => shard.send({ type: 'AGENT.FAILED', agentId, error: error instanceof Error ? error.message : String(error) }) });
       },
       detached: (agentId) => {
+        this.inspection.detached(agentId);
         this.shardOf.get(agentId)?.send({ type: 'AGENT.DETACHED', agentId });
         this.shardOf.delete(agentId);
       },
@@ -1486,9 +1494,9 @@ export class Runtime implements RuntimeApi {
   }
 
   /** Served from the roster: listing loads no document. */
-  async listAgents(query: PageQuery): Promise<Page<AgentListEntry>> {
-    const q = PageQuery.parse(query);
-    const { ids, more } = this.roster.page(q.cursor, q.limit);
+  async listAgents(query: AgentListQuery): Promise<Page<AgentListEntry>> {
+    const q = AgentListQuery.parse(query);
+    const { ids, more } = this.roster.page(q.cursor, q.limit, { q: q.q, status: q.status });
     const items: AgentListEntry[] = [];
     for (const id of ids) {
       const entry = this.roster.get(id);
@@ -2276,6 +2284,15 @@ export class Runtime implements RuntimeApi {
         .filter(([id]) => id !== 'agent')
         .map(([id, state]) => ({ id, machine: id === 'continuation' ? 'continuation' : 'task', state, children: [] })),
     };
+  }
+
+  async inspect(agentId: string, listener: InspectionListener): Promise<() => void> {
+    await this.cell(agentId);
+    return this.inspection.watch(agentId, listener);
+  }
+
+  async acceptedEvents(agentId: string): Promise<AgentAccepts> {
+    return agentAccepts(await this.cell(agentId));
   }
 
   async readiness(): Promise<Readiness> {
