@@ -5,11 +5,15 @@ import type { MemoryStoreOptions } from './memory/memory-store.js';
 import type { Store } from './store.js';
 
 export type {
+  AgentLease,
+  AgentLeaseState,
   Commit,
   CommitResult,
   EventPage,
   EventPageQuery,
+  HeldAgentLease,
   Lease,
+  RenewedAgentLeases,
   RosterEntry,
   NewEvent,
   Store,

@@ -1,0 +1,172 @@
+import { DomainError } from '../../domain/index.js';
+
+/**
+ * The PostgreSQL store's schema, as an ordered list of migrations. Migration `n` brings a
+ * schema at version `n - 1` to `n`; `schema_version` records the version reached. Never edit a
+ * released migration: append one.
+ *
+ * Every table lives in one PostgreSQL schema (default `holon`), so one database can hold several
+ * stores (the tests use one schema per test). JSON values are kept as `text`: the store never
+ * looks inside them, and text costs the server no parsing (and takes `\u0000`, which jsonb
+ * refuses).
+ */
+
+/** Unquoted identifiers only: the schema name is put into SQL text. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function assertSchemaName(schema: string): void {
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new DomainError('invalid_request', `invalid PostgreSQL schema name ${JSON.stringify(schema)}: lower-case letters, digits and _`);
+  }
+}
+
+/** The version the code writes and reads. A database at a higher one is refused at open. */
+export const SCHEMA_VERSION = 1;
+
+/**
+ * The group-commit function: one call commits a whole batch in one transaction (one round trip,
+ * one WAL flush). Numbers come as arrays; strings as one text each, the batch's values joined by
+ * `\n` (JSON.stringify never emits a raw newline, and ids, types and times have none): PostgreSQL
+ * splits them with `string_to_table` several times faster than it parses a `text[]` literal of
+ * escaped JSON. An empty roster means "keep the previous entry". `c_round` is the commit's position
+ * among the batch's commits to the same agent (1 for the first), so round `r` touches each agent
+ * at most once and sees what round `r - 1` wrote. Per commit, in order: the fence (the store
+ * lease's token, or the agent lease's), then compare-and-set on the version; a commit that fails
+ * either writes nothing and fails alone. Returns one row per commit.
+ *
+ * Locks are taken in one order everywhere (store lease, agent leases by id, then agent rows), so
+ * a commit batch and a lease change cannot deadlock; the lease rows are held FOR SHARE to the end
+ * of the transaction, so a takeover either waits for the batch or fences it.
+ */
+function commitBatchFunction(s: string): string {
+  return `
+CREATE FUNCTION ${s}.commit_batch(
+  c_round int[], c_expected bigint[], c_store_token bigint[], c_agent_token bigint[], c_events int[],
+  c_agent text, c_doc text, c_roster text,
+  e_round int[], e_ord int[], e_agent text, e_ts text, e_type text, e_payload text)
+RETURNS TABLE (idx int, outcome text, version bigint, base_seq bigint, current_version bigint, current_token bigint, current_holder text)
+LANGUAGE plpgsql AS $fn$
+#variable_conflict use_column
+DECLARE
+  rounds int := COALESCE((SELECT max(x) FROM unnest(c_round) AS x), 0);
+BEGIN
+  IF EXISTS (SELECT 1 FROM unnest(c_store_token) AS t WHERE t IS NOT NULL) THEN
+    PERFORM 1 FROM ${s}.store_lease FOR SHARE;
+  END IF;
+  IF EXISTS (SELECT 1 FROM unnest(c_agent_token) AS t WHERE t IS NOT NULL) THEN
+    PERFORM 1 FROM ${s}.agent_leases l
+      WHERE l.agent_id IN (
+        SELECT u.a FROM ROWS FROM (string_to_table(c_agent, E'\\n'), unnest(c_agent_token)) AS u(a, t) WHERE u.t IS NOT NULL)
+      ORDER BY l.agent_id FOR SHARE;
+  END IF;
+  FOR r IN 1..rounds LOOP
+    RETURN QUERY
+    WITH c AS (
+      SELECT u.* FROM ROWS FROM (
+          unnest(c_round), string_to_table(c_agent, E'\\n'), unnest(c_expected), unnest(c_store_token), unnest(c_agent_token),
+          string_to_table(c_doc, E'\\n'), string_to_table(c_roster, E'\\n'), unnest(c_events))
+        WITH ORDINALITY AS u(round, agent_id, expected, store_token, agent_token, doc, roster, n_events, idx)
+      WHERE u.round = r
+    ),
+    f AS (
+      SELECT c.idx, c.agent_id,
+        CASE WHEN c.store_token IS NOT NULL THEN c.store_token IS NOT DISTINCT FROM sl.fencing_token
+             ELSE c.agent_token IS NOT DISTINCT FROM al.fencing_token END AS passed,
+        CASE WHEN c.store_token IS NOT NULL THEN sl.fencing_token ELSE al.fencing_token END AS token,
+        CASE WHEN c.store_token IS NOT NULL THEN sl.holder ELSE al.holder END AS holder
+      FROM c
+      LEFT JOIN ${s}.store_lease sl ON c.store_token IS NOT NULL
+      LEFT JOIN ${s}.agent_leases al ON c.agent_token IS NOT NULL AND al.agent_id = c.agent_id
+    ),
+    ok AS (SELECT c.* FROM c JOIN f ON f.idx = c.idx WHERE f.passed),
+    upd AS (
+      UPDATE ${s}.agents a
+      SET version = a.version + 1, doc = ok.doc, roster = COALESCE(NULLIF(ok.roster, ''), a.roster),
+        last_event_seq = a.last_event_seq + ok.n_events
+      FROM ok
+      WHERE ok.expected IS NOT NULL AND a.agent_id = ok.agent_id AND a.version = ok.expected
+      RETURNING a.agent_id, a.version, a.last_event_seq - ok.n_events AS base
+    ),
+    ins AS (
+      INSERT INTO ${s}.agents (agent_id, version, last_event_seq, roster, doc)
+      SELECT ok.agent_id, 1, ok.n_events, NULLIF(ok.roster, ''), ok.doc FROM ok WHERE ok.expected IS NULL
+      ON CONFLICT (agent_id) DO NOTHING
+      RETURNING agents.agent_id, agents.version, 0::bigint AS base
+    ),
+    w AS (SELECT * FROM upd UNION ALL SELECT * FROM ins),
+    ev AS (
+      INSERT INTO ${s}.events (agent_id, event_seq, ts, type, payload)
+      SELECT e.agent_id, w.base + e.ord, e.ts, e.type, e.payload
+      FROM ROWS FROM (
+          unnest(e_round), unnest(e_ord), string_to_table(e_agent, E'\\n'), string_to_table(e_ts, E'\\n'),
+          string_to_table(e_type, E'\\n'), string_to_table(e_payload, E'\\n'))
+        AS e(round, ord, agent_id, ts, type, payload)
+      JOIN w ON w.agent_id = e.agent_id
+      WHERE e.round = r
+    )
+    SELECT c.idx::int,
+      CASE WHEN w.agent_id IS NOT NULL THEN 'ok' WHEN NOT f.passed THEN 'fenced' ELSE 'conflict' END,
+      w.version, w.base,
+      (SELECT a.version FROM ${s}.agents a WHERE a.agent_id = c.agent_id),
+      f.token, f.holder
+    FROM c JOIN f ON f.idx = c.idx LEFT JOIN w ON w.agent_id = c.agent_id;
+  END LOOP;
+END
+$fn$;`;
+}
+
+/** Migration 1: the initial schema. */
+function initial(s: string): string {
+  return `
+CREATE TABLE ${s}.agents (
+  agent_id text COLLATE "C" PRIMARY KEY,
+  version bigint NOT NULL,
+  last_event_seq bigint NOT NULL,
+  roster text,
+  doc text NOT NULL
+) WITH (fillfactor = 80, toast_tuple_target = 128);
+-- Documents go out of line (TOAST) beyond 128 bytes a row, roster entries stay in it: listing the
+-- roster reads small rows and never a document.
+ALTER TABLE ${s}.agents ALTER COLUMN roster SET STORAGE MAIN;
+
+CREATE TABLE ${s}.events (
+  agent_id text COLLATE "C" NOT NULL,
+  event_seq bigint NOT NULL,
+  ts text NOT NULL,
+  type text NOT NULL,
+  payload text NOT NULL,
+  PRIMARY KEY (agent_id, event_seq)
+);
+
+CREATE TABLE ${s}.store_lease (
+  singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+  holder text NOT NULL,
+  fencing_token bigint NOT NULL,
+  acquired_at text NOT NULL,
+  expires_at text NOT NULL
+);
+
+CREATE TABLE ${s}.agent_leases (
+  agent_id text COLLATE "C" PRIMARY KEY,
+  holder text NOT NULL,
+  fencing_token bigint NOT NULL,
+  acquired_at timestamptz NOT NULL,
+  expires_at timestamptz NOT NULL
+);
+CREATE INDEX agent_leases_holder ON ${s}.agent_leases (holder);
+
+CREATE TABLE ${s}.globals (
+  key text COLLATE "C" PRIMARY KEY,
+  value text NOT NULL
+);
+${commitBatchFunction(s)}`;
+}
+
+/** `MIGRATIONS[n - 1]` is migration `n`; given the quoted schema name. */
+export const MIGRATIONS: ReadonlyArray<(schema: string) => string> = [initial];
+
+/** The quoted schema name as it appears in SQL. */
+export function quoted(schema: string): string {
+  assertSchemaName(schema);
+  return `"${schema}"`;
+}
