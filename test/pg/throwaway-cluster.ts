@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -10,6 +10,8 @@ import { join } from 'node:path';
  * runs as the `postgres` user (Debian's package creates it) and the dir is handed to it.
  */
 export interface ThrowawayCluster {
+  /** The temp dir holding everything (removed by `stop`). */
+  root: string;
   /** The directory holding the socket: `host` for the drivers (`postgres://user@/db?host=<dir>`). */
   socketDir: string;
   /** Superuser (trust auth over the socket). */
@@ -89,45 +91,61 @@ export async function startThrowawayCluster(bin = findPostgresBin()): Promise<Th
   writeFileSync(hba, `local all ${PASSWORD_ROLE.user} scram-sha-256\nlocal all all trust\n`);
   if (as) chownTree(hba, as);
 
+  // Logs go to a file, and the server is its own process group: it outlives the test worker
+  // that started it (the run's teardown stops it) and never writes to a closed pipe.
+  const logPath = join(root, 'postgres.log');
+  const log = openSync(logPath, 'a');
+  if (as) chownTree(logPath, as);
   const child = spawn(
     join(bin, 'postgres'),
     [
       '-D', dataDir,
       '-k', socketDir,
       '-c', 'listen_addresses=',
-      '-c', 'max_connections=200',
+      '-c', 'max_connections=300',
       '-c', 'shared_buffers=64MB',
       '-c', 'unix_socket_permissions=0777',
     ],
-    { ...(as ?? {}), stdio: ['ignore', 'ignore', 'pipe'], detached: false, env: { ...process.env, LC_ALL: 'C' } },
+    { ...(as ?? {}), stdio: ['ignore', log, log], detached: true, env: { ...process.env, LC_ALL: 'C' } },
   );
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000);
+  closeSync(log);
+  child.unref();
+  const logTail = (): string => readFileSync(logPath, 'utf8').slice(-4000);
+  let exitedEarly: string | null = null;
+  child.once('exit', (code, signal) => {
+    exitedEarly = String(code ?? signal);
   });
-  const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code, signal) => reject(new Error(`postgres exited at start (${code ?? signal}): ${stderr}`))),
-  );
-  const ready = (async () => {
-    for (let i = 0; i < 300; i += 1) {
+  try {
+    for (let i = 0; ; i += 1) {
+      if (exitedEarly !== null) throw new Error(`postgres exited at start (${exitedEarly}): ${logTail()}`);
+      if (i === 300) throw new Error(`postgres did not become ready in 30 s: ${logTail()}`);
       const probe = spawnSync(join(bin, 'pg_isready'), ['-h', socketDir, '-U', user, '-q'], { encoding: 'utf8' });
-      if (probe.status === 0) return;
+      if (probe.status === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    throw new Error(`postgres did not become ready in 30 s: ${stderr}`);
-  })();
-  try {
-    await Promise.race([ready, exited]);
   } catch (error) {
     child.kill('SIGKILL');
     rmSync(root, { recursive: true, force: true });
     throw error;
   }
-  exited.catch(() => undefined);
   run(join(bin, 'psql'), ['-h', socketDir, '-U', user, '-d', 'postgres', '-q', '-v', 'ON_ERROR_STOP=1', '-c', `CREATE ROLE ${PASSWORD_ROLE.user} LOGIN PASSWORD '${PASSWORD_ROLE.password}'`], undefined);
 
   const pid = child.pid ?? 0;
+  return clusterAt({ root, socketDir, dataDir, pid });
+}
+
+/** What a started cluster is, as the run's shared file records it. */
+export interface ClusterRecord {
+  root: string;
+  socketDir: string;
+  dataDir: string;
+  pid: number;
+}
+
+export function clusterAt({ root, socketDir, dataDir, pid }: ClusterRecord): ThrowawayCluster {
+  const user = 'postgres';
   return {
+    root,
     socketDir,
     user,
     passwordRole: PASSWORD_ROLE,

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { DomainError } from '../../domain/index.js';
 
 /**
  * The JSON of committed documents, reusing what earlier commits serialized. A document shares
@@ -115,18 +114,6 @@ export class DocJson {
     }
     return text;
   }
-}
-
-/** `make()`'s JSON (or its `null`: no patch), or `invalid_request` naming `what` when the value is not JSON (a cycle, a BigInt, nothing). */
-export function toJson<T>(what: string, make: () => T | undefined): T {
-  let text: T | undefined;
-  try {
-    text = make();
-  } catch (err) {
-    throw new DomainError('invalid_request', `${what} is not JSON-serializable: ${String(err)}`);
-  }
-  if (text === undefined) throw new DomainError('invalid_request', `${what} is not JSON-serializable`);
-  return text;
 }
 
 type Part = (value: object) => string;
