@@ -14,7 +14,10 @@ export const ConnectionConfig = z.object({
   user: z.string().min(1),
   password: z.string().optional(),
   database: z.string().min(1),
-  schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a schema name is lower-case letters, digits and _').default('holon'),
+  schema: z
+    .string()
+    .regex(/^(?!pg_)[a-z_][a-z0-9_]{0,62}$/, 'a schema name is lower-case letters, digits and _, not starting with pg_')
+    .default('holon'),
 });
 export type ConnectionConfig = z.infer<typeof ConnectionConfig>;
 

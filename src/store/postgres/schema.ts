@@ -15,8 +15,8 @@ import { DomainError } from '../../domain/index.js';
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export function assertSchemaName(schema: string): void {
-  if (!SCHEMA_NAME.test(schema)) {
-    throw new DomainError('invalid_request', `invalid PostgreSQL schema name ${JSON.stringify(schema)}: lower-case letters, digits and _`);
+  if (!SCHEMA_NAME.test(schema) || schema.startsWith('pg_')) {
+    throw new DomainError('invalid_request', `invalid PostgreSQL schema name ${JSON.stringify(schema)}: lower-case letters, digits and _, not starting with pg_`);
   }
 }
 
