@@ -21,7 +21,8 @@ if (db === null) {
   let schemas = 0;
   const newSchema = (): string => `node_${(schemas += 1)}`;
 
-  function store(schema: string, url = db.url): PostgresStore {
+  const dbUrl = db.url;
+  function store(schema: string, url = dbUrl): PostgresStore {
     const made = new PostgresStore({ url, schema, connectTimeoutMs: 5_000 });
     opened.push(made);
     return made;

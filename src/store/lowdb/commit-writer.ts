@@ -6,7 +6,7 @@ import type { CommitResult, NewEvent } from '../store.js';
 import { once } from './lazy-text.js';
 import type { AgentWrite } from './agent-files.js';
 import { toJson } from '../shared/to-json.js';
-import type { DocJson } from './doc-json.js';
+import type { DocJson } from '../shared/doc-json.js';
 import { writeCheckpoint } from './checkpoint.js';
 import type { CheckpointTargets, DirtyAgents } from './checkpoint.js';
 import type { EventLine } from './event-log.js';

@@ -23,7 +23,7 @@ import { OpenFiles } from './open-files.js';
 import { CommitWriter } from './commit-writer.js';
 import { committedDoc, committedEvents } from './committed-reads.js';
 import { DirectorySyncer } from './directory-syncer.js';
-import { DocJson } from './doc-json.js';
+import { DocJson } from '../shared/doc-json.js';
 import { toJson } from '../shared/to-json.js';
 import { removeDeadTempFiles, storeError } from './fs-util.js';
 import { GlobalSpace } from './global-space.js';

@@ -2,6 +2,9 @@ import { DomainError } from '../../domain/index.js';
 import { MIGRATIONS, quoted, SCHEMA_VERSION } from './schema.js';
 import type { SqlClient } from './sql-client.js';
 
+/** `string_to_table` and column compression arrived in PostgreSQL 14. */
+const MIN_SERVER_VERSION = 140000;
+
 /**
  * Creates or migrates the store's schema, in one transaction under an advisory lock keyed by the
  * schema name: several nodes starting at once on an empty database serialize here, the first
@@ -12,6 +15,10 @@ import type { SqlClient } from './sql-client.js';
 export async function migrateSchema(sql: SqlClient, schema: string, location: string): Promise<number> {
   const s = quoted(schema);
   return sql.transaction(async (tx) => {
+    const [server] = await tx.query("SELECT current_setting('server_version_num')::int AS num, current_setting('server_version') AS version");
+    if (Number(server?.['num']) < MIN_SERVER_VERSION) {
+      throw new DomainError('store_unavailable', `PostgreSQL at ${location} is version ${String(server?.['version'])}; the store needs 14 or newer`);
+    }
     await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`holon-xstate schema ${schema}`]);
     await tx.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
     await tx.query(

@@ -1,6 +1,7 @@
 import { DomainError } from '../../domain/index.js';
 import type { AgentEvent, EventType } from '../../domain/index.js';
 import { assertAgentId, commitFence, eventId } from '../shared/commit-rules.js';
+import { DocJson } from '../shared/doc-json.js';
 import { assertFence } from '../shared/lease-rules.js';
 import { toJson } from '../shared/to-json.js';
 import type {
@@ -45,6 +46,8 @@ export class PostgresStore implements Store {
   private readonly config: ConnectionConfig;
   private readonly s: string;
   private readonly poolOptions: PoolOptions;
+  /** Documents share most parts with the one before: their JSON is reused by identity (see `DocJson`). */
+  private readonly docJson = new DocJson();
   private sql: SqlClient | null = null;
   private storeLease: StoreLeaseTable | null = null;
   private agentLeases: AgentLeaseTable | null = null;
@@ -162,7 +165,7 @@ export class PostgresStore implements Store {
         agent_id: commit.agent_id,
         expected_version: commit.expected_version,
         fence,
-        docJson: toJson('document', () => JSON.stringify(commit.doc ?? null)),
+        docJson: toJson('document', () => this.docJson.stringify(commit.doc ?? null)),
         rosterJson: commit.roster === undefined ? undefined : toJson('roster entry', () => JSON.stringify(commit.roster)),
         events: commit.events.map((event) => ({
           type: event.type,
