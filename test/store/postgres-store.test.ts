@@ -132,6 +132,25 @@ if (db === null) {
       expect(events.rows[0]).toEqual({ transactions: 1, seqs: '{1,2,3,4}' });
     });
 
+    it('records in each event the version and fence of the commit that wrote it, and refuses to change the log', async () => {
+      const schema = newSchema();
+      const node = await opened1(schema);
+      const lease = await node.acquireLease('a', TTL_MS, T0);
+      await node.commit(commitOf(lease, 'agent-1', null, {}, newEvents(2)));
+      const agentLease = await node.acquireAgentLease('agent-1', 'node-a', TTL_MS);
+      await node.commit({ agent_id: 'agent-1', expected_version: 1, doc: {}, events: newEvents(1), agent_fencing_token: agentLease.fencing_token });
+      const rows = await admin.query(`SELECT event_seq::int, version::int, fence, fencing_token::int FROM ${schema}.events ORDER BY event_seq`);
+      expect(rows.rows).toEqual([
+        { event_seq: 1, version: 1, fence: 's', fencing_token: lease.fencing_token },
+        { event_seq: 2, version: 1, fence: 's', fencing_token: lease.fencing_token },
+        { event_seq: 3, version: 2, fence: 'a', fencing_token: agentLease.fencing_token },
+      ]);
+      for (const change of [`UPDATE ${schema}.events SET payload = '{}'`, `DELETE FROM ${schema}.events`, `TRUNCATE ${schema}.events`]) {
+        await expect(admin.query(change)).rejects.toThrow(/append-only/);
+      }
+      expect((await node.readEvents('agent-1', { limit: 10, order: 'asc' })).newest_seq).toBe(3);
+    });
+
     it('round-trips JSON holding newlines, NUL and non-ASCII characters exactly', async () => {
       const schema = newSchema();
       const node = await opened1(schema);

@@ -95,13 +95,15 @@ BEGIN
     ),
     w AS (SELECT * FROM upd UNION ALL SELECT * FROM ins),
     ev AS (
-      INSERT INTO ${s}.events (agent_id, event_seq, ts, type, payload)
-      SELECT e.agent_id, w.base + e.ord, e.ts, e.type, e.payload
+      INSERT INTO ${s}.events (agent_id, event_seq, ts, type, payload, version, fence, fencing_token)
+      SELECT e.agent_id, w.base + e.ord, e.ts, e.type, e.payload, w.version,
+        CASE WHEN c.store_token IS NOT NULL THEN 's' ELSE 'a' END, COALESCE(c.store_token, c.agent_token)
       FROM ROWS FROM (
           unnest(e_round), unnest(e_ord), string_to_table(e_agent, E'\\n'), string_to_table(e_ts, E'\\n'),
           string_to_table(e_type, E'\\n'), string_to_table(e_payload, E'\\n'))
         AS e(round, ord, agent_id, ts, type, payload)
       JOIN w ON w.agent_id = e.agent_id
+      JOIN c ON c.agent_id = e.agent_id
       WHERE e.round = r
     )
     SELECT c.idx::int,
@@ -134,14 +136,28 @@ DO $lz4$ BEGIN
 EXCEPTION WHEN feature_not_supported THEN NULL;
 END $lz4$;
 
+-- Append-only (a trigger refuses UPDATE, DELETE and TRUNCATE). Each event also records the commit
+-- that wrote it: the agent version it produced and its fence ('s' store lease or 'a' agent lease,
+-- and the token), so a checker reading the database can verify that no write landed under a
+-- token after a larger one was granted.
 CREATE TABLE ${s}.events (
   agent_id text COLLATE "C" NOT NULL,
   event_seq bigint NOT NULL,
   ts text NOT NULL,
   type text NOT NULL,
   payload text NOT NULL,
+  version bigint NOT NULL,
+  fence "char" NOT NULL,
+  fencing_token bigint NOT NULL,
   PRIMARY KEY (agent_id, event_seq)
 );
+CREATE FUNCTION ${s}.events_append_only() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  RAISE EXCEPTION 'the holon-xstate event log is append-only (% on %)', TG_OP, TG_TABLE_NAME;
+END
+$fn$;
+CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON ${s}.events
+  FOR EACH STATEMENT EXECUTE FUNCTION ${s}.events_append_only();
 
 CREATE TABLE ${s}.store_lease (
   singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
