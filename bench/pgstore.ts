@@ -9,7 +9,8 @@ import { startThrowawayCluster, type ThrowawayCluster } from '../test/pg/throwaw
 import { scratchDir } from './lib/fixtures.js';
 import { progress, runBenchmark } from './lib/harness.js';
 import type { Metric } from './lib/table.js';
-import { median, pairwiseRatios } from './lib/stats.js';
+import { pairwiseRatios } from './lib/stats.js';
+import { Versions } from './lib/versions.js';
 
 /**
  * The PostgreSQL store's durable commits, against lowdb in the same run, on a throwaway cluster
@@ -58,16 +59,6 @@ function doc(i: number, round: number): Record<string, unknown> {
 }
 
 const event = (i: number): Commit['events'] => [{ type: 'message_queued', payload: { i, text: 'hello' }, ts: new Date().toISOString() }];
-
-class Versions {
-  private readonly map = new Map<string, number | null>();
-  get(id: string): number | null {
-    return this.map.get(id) ?? null;
-  }
-  set(id: string, version: number): void {
-    this.map.set(id, version);
-  }
-}
 
 async function commitRound(store: Store, lease: Lease, ids: string[], versions: Versions, round: number): Promise<void> {
   await Promise.all(
@@ -242,11 +233,10 @@ runBenchmark('pgstore', 12 * 60_000, async () => {
         { name: `  ratio postgres.js / pg, ${size}/batch`, unit: '×', samples: pairwiseRatios(b, a) },
       );
     }
-    const manyRatio = pairwiseRatios(many.pg, many.lowdb);
     metrics.push(
       { name: 'lowdb commits, 1,000 agents × 1 (concurrent), 5 rounds', unit: 'commits/s', samples: many.lowdb },
       { name: 'postgres commits, 1,000 agents × 1 (concurrent), 5 rounds', unit: 'commits/s', samples: many.pg },
-      { name: '  ratio postgres / lowdb, 1,000 agents', unit: '×', samples: manyRatio, target: '≥ 0.5', met: median(manyRatio) >= 0.5 },
+      { name: '  ratio postgres / lowdb, 1,000 agents', unit: '×', samples: pairwiseRatios(many.pg, many.lowdb) },
     );
     for (const n of LANES) {
       const s = laneSamples.get(n) ?? { pg: [], lowdb: [] };
@@ -285,6 +275,7 @@ runBenchmark('pgstore', 12 * 60_000, async () => {
     );
     notes.push(
       'a commit is acknowledged once its batch is committed: one commit_batch call (one round trip, one transaction, one WAL flush) per batch; lowdb: one fdatasync of its write-ahead log per batch',
+      "lowdb's log records carry only the fields a commit changed (its documents share the rest with the version before); PostgreSQL rewrites the whole document (out of line, lz4) per commit",
       'driver rows: batchArguments of fresh-document updates to distinct agents, the same calls through both drivers, interleaved and alternating which goes first',
       "WAL syncs are the cluster's (pg_stat_wal): the commit's flush plus the WAL writer's background ones and segment ends while a batch's few MiB of WAL are written",
       `${RUNS} runs`,
