@@ -2,24 +2,44 @@ import { DomainError } from '../../domain/index.js';
 import type { AgentEvent } from '../../domain/index.js';
 import { assertExpectedVersion, eventId } from '../shared/commit-rules.js';
 import type { CommitFence } from '../shared/commit-rules.js';
+import { DocJson } from '../shared/doc-json.js';
+import type { DocField } from '../shared/doc-json.js';
 import { GroupQueue } from '../shared/group-queue.js';
+import { toJson } from '../shared/to-json.js';
 import type { CommitResult, NewEvent } from '../store.js';
 import type { Row, SqlQuery } from './sql-client.js';
 
-/** A commit whose document, roster entry and payloads are serialized (bad input failed before queueing). */
+/**
+ * What a commit writes of its document: a plain record as its top-level fields, all of them
+ * (`record`: the others are deleted) or only those not shared with the version it replaces
+ * (`patch`); any other JSON value whole (`value`).
+ */
+export type DocWrite = { mode: 'patch' | 'record'; fields: DocField[] } | { mode: 'value'; json: string };
+
+const MODE = { patch: 0, record: 1, value: 2 } as const;
+
+/** A commit as `commit_batch` takes it: its document, roster entry and payloads serialized. */
 export interface PreparedCommit {
   agent_id: string;
   expected_version: number | null;
   fence: CommitFence;
-  docJson: string;
+  doc: DocWrite;
   /** `undefined` keeps the previous entry. */
   rosterJson: string | undefined;
   events: Array<{ type: NewEvent['type']; ts: string; payloadJson: string }>;
 }
 
-interface QueuedCommit extends PreparedCommit {
+/** Queued with its document as given (the store owns it): serialized in the batch, against the agent's last committed one. */
+export interface QueuedCommit extends Omit<PreparedCommit, 'doc'> {
+  doc: unknown;
   resolve(result: CommitResult): void;
   reject(err: unknown): void;
+}
+
+/** An agent's last document committed through this store instance, the base of its next patch. */
+interface CommittedDoc {
+  version: number;
+  doc: unknown;
 }
 
 /** Commits per call at most: a few MiB of parameters, and a batch still lands in tens of ms. */
@@ -42,10 +62,24 @@ export function batchArguments(commits: readonly PreparedCommit[]): unknown[] {
   const e_ts: string[] = [];
   const e_type: string[] = [];
   const e_payload: string[] = [];
+  const f_round: number[] = [];
+  const f_ord: number[] = [];
+  const f_agent: string[] = [];
+  const f_name: string[] = [];
+  const f_json: string[] = [];
   for (const commit of commits) {
     const round = (seen.get(commit.agent_id) ?? 0) + 1;
     seen.set(commit.agent_id, round);
     rounds.push(round);
+    if (commit.doc.mode !== 'value') {
+      for (const field of commit.doc.fields) {
+        f_round.push(round);
+        f_ord.push(field.ord);
+        f_agent.push(commit.agent_id);
+        f_name.push(field.name);
+        f_json.push(field.json);
+      }
+    }
     commit.events.forEach((event, i) => {
       e_round.push(round);
       e_ord.push(i + 1);
@@ -62,9 +96,15 @@ export function batchArguments(commits: readonly PreparedCommit[]): unknown[] {
     commits.map((c) => (c.fence.kind === 'store' ? c.fence.token : null)),
     commits.map((c) => (c.fence.kind === 'agent' ? c.fence.token : null)),
     commits.map((c) => c.events.length),
+    commits.map((c) => MODE[c.doc.mode]),
     commits.map((c) => c.agent_id).join('\n'),
-    commits.map((c) => c.docJson).join('\n'),
+    commits.map((c) => (c.doc.mode === 'value' ? c.doc.json : '')).join('\n'),
     commits.map((c) => c.rosterJson ?? '').join('\n'),
+    f_round,
+    f_ord,
+    joined(f_agent),
+    joined(f_name),
+    joined(f_json),
     e_round,
     e_ord,
     joined(e_agent),
@@ -75,7 +115,7 @@ export function batchArguments(commits: readonly PreparedCommit[]): unknown[] {
 }
 
 export function commitBatchCall(s: string): string {
-  return `SELECT idx, outcome, version, base_seq, current_version, current_token, current_holder FROM ${s}.commit_batch(${Array.from({ length: 14 }, (_, i) => `$${i + 1}`).join(', ')})`;
+  return `SELECT idx, outcome, version, base_seq, current_version, current_token, current_holder FROM ${s}.commit_batch(${Array.from({ length: 20 }, (_, i) => `$${i + 1}`).join(', ')})`;
 }
 
 /** What a commit's row says: its result, or the error it fails alone with. */
@@ -122,10 +162,16 @@ function outcome(commit: PreparedCommit, row: Row | undefined): CommitResult | D
  * `MAX_BATCH`), and a batch is ONE `commit_batch` call: one round trip, one transaction, one WAL
  * flush. A stale or fenced commit fails alone; a failed call fails its batch with
  * `store_unavailable` (its outcome is then unknown: the caller reloads the agent).
+ *
+ * A document is written as the fields that are not the very objects of the agent's last document
+ * committed here, when the commit replaces that version (the compare-and-set makes sure the
+ * database holds it); otherwise whole. Most commits change a few fields of a document of kilobytes.
  */
 export class CommitBatcher {
   private readonly queue = new GroupQueue<QueuedCommit>((batch) => this.flush(batch), MAX_BATCH);
   private readonly call: string;
+  private readonly docJson = new DocJson();
+  private readonly committed = new Map<string, CommittedDoc>();
 
   constructor(
     private readonly sql: SqlQuery,
@@ -135,8 +181,13 @@ export class CommitBatcher {
     this.call = commitBatchCall(s);
   }
 
-  push(commit: PreparedCommit): Promise<CommitResult> {
+  push(commit: Omit<QueuedCommit, 'resolve' | 'reject'>): Promise<CommitResult> {
     return new Promise((resolve, reject) => this.queue.push({ ...commit, resolve, reject }));
+  }
+
+  /** The agent's next commit writes its whole document. */
+  forget(agent_id: string): void {
+    this.committed.delete(agent_id);
   }
 
   /** Resolves once every commit queued so far is settled. */
@@ -144,8 +195,35 @@ export class CommitBatcher {
     return this.queue.idle();
   }
 
-  private async flush(batch: QueuedCommit[]): Promise<void> {
-    const args = batchArguments(batch);
+  /** What the commit writes of its document; the first commit of an agent in a batch may patch. */
+  private docWrite(commit: QueuedCommit, first: boolean): DocWrite {
+    const base = first ? this.committed.get(commit.agent_id) : undefined;
+    return toJson('document', (): DocWrite => {
+      if (base !== undefined && base.version === commit.expected_version) {
+        const changed = this.docJson.fields(commit.doc, base.doc);
+        if (changed !== null) return { mode: 'patch', fields: changed };
+      }
+      const fields = this.docJson.fields(commit.doc);
+      return fields === null ? { mode: 'value', json: this.docJson.stringify(commit.doc ?? null) } : { mode: 'record', fields };
+    });
+  }
+
+  private async flush(queued: QueuedCommit[]): Promise<void> {
+    const batch: QueuedCommit[] = [];
+    const prepared: PreparedCommit[] = [];
+    const seen = new Set<string>();
+    for (const commit of queued) {
+      try {
+        prepared.push({ ...commit, doc: this.docWrite(commit, !seen.has(commit.agent_id)) });
+        batch.push(commit);
+        seen.add(commit.agent_id);
+      } catch (err) {
+        // A document that is not JSON fails its commit alone.
+        commit.reject(err);
+      }
+    }
+    if (batch.length === 0) return;
+    const args = batchArguments(prepared);
     let rows: Row[] | undefined;
     for (let attempt = 1; rows === undefined; attempt += 1) {
       try {
@@ -160,9 +238,13 @@ export class CommitBatcher {
     }
     const byIdx = new Map<number, Row>(rows.map((row) => [Number(row['idx']), row]));
     batch.forEach((commit, i) => {
-      const result = outcome(commit, byIdx.get(i + 1));
-      if (result instanceof DomainError) commit.reject(result);
-      else commit.resolve(result);
+      const result = outcome(prepared[i] as PreparedCommit, byIdx.get(i + 1));
+      if (result instanceof DomainError) {
+        commit.reject(result);
+        return;
+      }
+      this.committed.set(commit.agent_id, { version: result.version, doc: commit.doc });
+      commit.resolve(result);
     });
   }
 }

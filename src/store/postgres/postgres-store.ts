@@ -1,7 +1,6 @@
 import { DomainError } from '../../domain/index.js';
 import type { AgentEvent, EventType } from '../../domain/index.js';
 import { assertAgentId, commitFence, eventId } from '../shared/commit-rules.js';
-import { DocJson } from '../shared/doc-json.js';
 import { assertFence } from '../shared/lease-rules.js';
 import { toJson } from '../shared/to-json.js';
 import type {
@@ -46,8 +45,6 @@ export class PostgresStore implements Store {
   private readonly config: ConnectionConfig;
   private readonly s: string;
   private readonly poolOptions: PoolOptions;
-  /** Documents share most parts with the one before: their JSON is reused by identity (see `DocJson`). */
-  private readonly docJson = new DocJson();
   private sql: SqlClient | null = null;
   private storeLease: StoreLeaseTable | null = null;
   private agentLeases: AgentLeaseTable | null = null;
@@ -145,14 +142,22 @@ export class PostgresStore implements Store {
 
   async loadAgent(agent_id: string): Promise<StoredAgent | null> {
     assertAgentId(agent_id);
-    const [row] = await this.query(`loading agent ${agent_id}`, `SELECT version, last_event_seq, doc FROM ${this.s}.agents WHERE agent_id = $1`, [agent_id]);
+    // A record is assembled from its fields (keys and values are JSON text already).
+    const [row] = await this.query(
+      `loading agent ${agent_id}`,
+      `SELECT a.version, a.last_event_seq, COALESCE(a.doc, '{' || COALESCE(
+         (SELECT string_agg(f.name || ':' || f.json, ',' ORDER BY f.ord) FROM ${this.s}.agent_fields f WHERE f.agent_id = a.agent_id), '') || '}') AS doc
+       FROM ${this.s}.agents a WHERE a.agent_id = $1`,
+      [agent_id],
+    );
     if (row === undefined) return null;
     return { version: Number(row['version']), last_event_seq: Number(row['last_event_seq']), doc: JSON.parse(String(row['doc'])) as unknown };
   }
 
-  /** Nothing is held per agent. */
+  /** Drops the agent's last committed document: its next commit writes the whole of it. */
   evictAgent(agent_id: string): void {
     assertAgentId(agent_id);
+    this.batcher?.forget(agent_id);
   }
 
   commit(commit: Commit): Promise<CommitResult> {
@@ -160,12 +165,13 @@ export class PostgresStore implements Store {
       const batcher = this.commits();
       assertAgentId(commit.agent_id);
       const fence = commitFence(commit);
-      // Serialized here, so a value that is not JSON fails its own commit, before it is queued.
+      // Serialized here, so a roster entry or payload that is not JSON fails its own commit before
+      // it is queued; the document in the batch, as the fields it changed (see CommitBatcher).
       return batcher.push({
         agent_id: commit.agent_id,
         expected_version: commit.expected_version,
         fence,
-        docJson: toJson('document', () => this.docJson.stringify(commit.doc ?? null)),
+        doc: commit.doc,
         rosterJson: commit.roster === undefined ? undefined : toJson('roster entry', () => JSON.stringify(commit.roster)),
         events: commit.events.map((event) => ({
           type: event.type,

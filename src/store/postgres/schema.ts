@@ -41,8 +41,9 @@ export const SCHEMA_VERSION = 1;
 function commitBatchFunction(s: string): string {
   return `
 CREATE FUNCTION ${s}.commit_batch(
-  c_round int[], c_expected bigint[], c_store_token bigint[], c_agent_token bigint[], c_events int[],
+  c_round int[], c_expected bigint[], c_store_token bigint[], c_agent_token bigint[], c_events int[], c_mode int[],
   c_agent text, c_doc text, c_roster text,
+  f_round int[], f_ord int[], f_agent text, f_name text, f_json text,
   e_round int[], e_ord int[], e_agent text, e_ts text, e_type text, e_payload text)
 RETURNS TABLE (idx int, outcome text, version bigint, base_seq bigint, current_version bigint, current_token bigint, current_holder text)
 LANGUAGE plpgsql AS $fn$
@@ -64,8 +65,8 @@ BEGIN
     WITH c AS (
       SELECT u.* FROM ROWS FROM (
           unnest(c_round), string_to_table(c_agent, E'\\n'), unnest(c_expected), unnest(c_store_token), unnest(c_agent_token),
-          string_to_table(c_doc, E'\\n'), string_to_table(c_roster, E'\\n'), unnest(c_events))
-        WITH ORDINALITY AS u(round, agent_id, expected, store_token, agent_token, doc, roster, n_events, idx)
+          unnest(c_mode), string_to_table(c_doc, E'\\n'), string_to_table(c_roster, E'\\n'), unnest(c_events))
+        WITH ORDINALITY AS u(round, agent_id, expected, store_token, agent_token, mode, doc, roster, n_events, idx)
       WHERE u.round = r
     ),
     f AS (
@@ -81,7 +82,7 @@ BEGIN
     ok AS (SELECT c.* FROM c JOIN f ON f.idx = c.idx WHERE f.passed),
     upd AS (
       UPDATE ${s}.agents a
-      SET version = a.version + 1, doc = ok.doc, roster = COALESCE(NULLIF(ok.roster, ''), a.roster),
+      SET version = a.version + 1, doc = CASE WHEN ok.mode = 2 THEN ok.doc END, roster = COALESCE(NULLIF(ok.roster, ''), a.roster),
         last_event_seq = a.last_event_seq + ok.n_events
       FROM ok
       WHERE ok.expected IS NOT NULL AND a.agent_id = ok.agent_id AND a.version = ok.expected
@@ -89,11 +90,29 @@ BEGIN
     ),
     ins AS (
       INSERT INTO ${s}.agents (agent_id, version, last_event_seq, roster, doc)
-      SELECT ok.agent_id, 1, ok.n_events, NULLIF(ok.roster, ''), ok.doc FROM ok WHERE ok.expected IS NULL
+      SELECT ok.agent_id, 1, ok.n_events, NULLIF(ok.roster, ''), CASE WHEN ok.mode = 2 THEN ok.doc END FROM ok WHERE ok.expected IS NULL
       ON CONFLICT (agent_id) DO NOTHING
       RETURNING agents.agent_id, agents.version, 0::bigint AS base
     ),
     w AS (SELECT * FROM upd UNION ALL SELECT * FROM ins),
+    fl AS (
+      SELECT fr.agent_id, fr.name, fr.ord, fr.json
+      FROM ROWS FROM (
+          unnest(f_round), unnest(f_ord), string_to_table(f_agent, E'\\n'), string_to_table(f_name, E'\\n'),
+          string_to_table(f_json, E'\\n'))
+        AS fr(round, ord, agent_id, name, json)
+      WHERE fr.round = r
+    ),
+    fdel AS (
+      DELETE FROM ${s}.agent_fields af USING c, w
+      WHERE w.agent_id = c.agent_id AND af.agent_id = c.agent_id AND c.mode > 0
+        AND NOT EXISTS (SELECT 1 FROM fl WHERE fl.agent_id = af.agent_id AND fl.name = af.name)
+    ),
+    fput AS (
+      INSERT INTO ${s}.agent_fields (agent_id, name, ord, json)
+      SELECT fl.agent_id, fl.name, fl.ord, fl.json FROM fl JOIN w ON w.agent_id = fl.agent_id
+      ON CONFLICT (agent_id, name) DO UPDATE SET ord = EXCLUDED.ord, json = EXCLUDED.json
+    ),
     ev AS (
       INSERT INTO ${s}.events (agent_id, event_seq, ts, type, payload, version, fence, fencing_token)
       SELECT e.agent_id, w.base + e.ord, e.ts, e.type, e.payload, w.version,
@@ -120,19 +139,31 @@ $fn$;`;
 /** Migration 1: the initial schema. */
 function initial(s: string): string {
   return `
+-- A document that is a plain record (every runtime document) is kept as its top-level fields in
+-- agent_fields, so a commit writes only the fields it changed; any other JSON value is kept whole
+-- in agents.doc (then agent_fields has none of it). Listing the roster reads the small agents rows
+-- and never a document.
 CREATE TABLE ${s}.agents (
   agent_id text COLLATE "C" PRIMARY KEY,
   version bigint NOT NULL,
   last_event_seq bigint NOT NULL,
   roster text,
-  doc text NOT NULL
+  doc text
 ) WITH (fillfactor = 80, toast_tuple_target = 128);
--- Documents go out of line (TOAST) beyond 128 bytes a row, roster entries stay in it: listing the
--- roster reads small rows and never a document. lz4 compresses them in a third less server time
--- than pglz (bench:pgstore), where the server has it.
 ALTER TABLE ${s}.agents ALTER COLUMN roster SET STORAGE MAIN;
+
+CREATE TABLE ${s}.agent_fields (
+  agent_id text COLLATE "C" NOT NULL,
+  name text COLLATE "C" NOT NULL,
+  ord int NOT NULL,
+  json text NOT NULL,
+  PRIMARY KEY (agent_id, name)
+) WITH (fillfactor = 80);
+-- lz4 compresses large fields in a third less server time than pglz (bench:pgstore), where the
+-- server has it.
 DO $lz4$ BEGIN
   ALTER TABLE ${s}.agents ALTER COLUMN doc SET COMPRESSION lz4;
+  ALTER TABLE ${s}.agent_fields ALTER COLUMN json SET COMPRESSION lz4;
 EXCEPTION WHEN feature_not_supported THEN NULL;
 END $lz4$;
 
