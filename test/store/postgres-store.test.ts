@@ -132,7 +132,7 @@ if (db === null) {
       expect(events.rows[0]).toEqual({ transactions: 1, seqs: '{1,2,3,4}' });
     });
 
-    it('records in each event the version and fence of the commit that wrote it, and refuses to change the log', async () => {
+    it('records in each event (and the agent row) the version and fence of the commit that wrote it, and refuses to change the log', async () => {
       const schema = newSchema();
       const node = await opened1(schema);
       const lease = await node.acquireLease('a', TTL_MS, T0);
@@ -145,6 +145,8 @@ if (db === null) {
         { event_seq: 2, version: 1, fence: 's', fencing_token: lease.fencing_token },
         { event_seq: 3, version: 2, fence: 'a', fencing_token: agentLease.fencing_token },
       ]);
+      const agentRow = await admin.query(`SELECT version::int, fence, fencing_token::int FROM ${schema}.agents`);
+      expect(agentRow.rows).toEqual([{ version: 2, fence: 'a', fencing_token: agentLease.fencing_token }]);
       for (const change of [`UPDATE ${schema}.events SET payload = '{}'`, `DELETE FROM ${schema}.events`, `TRUNCATE ${schema}.events`]) {
         await expect(admin.query(change)).rejects.toThrow(/append-only/);
       }

@@ -83,16 +83,19 @@ BEGIN
     upd AS (
       UPDATE ${s}.agents a
       SET version = a.version + 1, doc = CASE WHEN ok.mode = 2 THEN ok.doc END, roster = COALESCE(NULLIF(ok.roster, ''), a.roster),
-        last_event_seq = a.last_event_seq + ok.n_events
+        last_event_seq = a.last_event_seq + ok.n_events,
+        fence = CASE WHEN ok.store_token IS NOT NULL THEN 's' ELSE 'a' END, fencing_token = COALESCE(ok.store_token, ok.agent_token)
       FROM ok
       WHERE ok.expected IS NOT NULL AND a.agent_id = ok.agent_id AND a.version = ok.expected
-      RETURNING a.agent_id, a.version, a.last_event_seq - ok.n_events AS base
+      RETURNING a.agent_id, a.version, a.last_event_seq - ok.n_events AS base, a.fence, a.fencing_token
     ),
     ins AS (
-      INSERT INTO ${s}.agents (agent_id, version, last_event_seq, roster, doc)
-      SELECT ok.agent_id, 1, ok.n_events, NULLIF(ok.roster, ''), CASE WHEN ok.mode = 2 THEN ok.doc END FROM ok WHERE ok.expected IS NULL
+      INSERT INTO ${s}.agents (agent_id, version, last_event_seq, roster, doc, fence, fencing_token)
+      SELECT ok.agent_id, 1, ok.n_events, NULLIF(ok.roster, ''), CASE WHEN ok.mode = 2 THEN ok.doc END,
+        CASE WHEN ok.store_token IS NOT NULL THEN 's' ELSE 'a' END, COALESCE(ok.store_token, ok.agent_token)
+      FROM ok WHERE ok.expected IS NULL
       ON CONFLICT (agent_id) DO NOTHING
-      RETURNING agents.agent_id, agents.version, 0::bigint AS base
+      RETURNING agents.agent_id, agents.version, 0::bigint AS base, agents.fence, agents.fencing_token
     ),
     w AS (SELECT * FROM upd UNION ALL SELECT * FROM ins),
     fl AS (
@@ -115,14 +118,12 @@ BEGIN
     ),
     ev AS (
       INSERT INTO ${s}.events (agent_id, event_seq, ts, type, payload, version, fence, fencing_token)
-      SELECT e.agent_id, w.base + e.ord, e.ts, e.type, e.payload, w.version,
-        CASE WHEN c.store_token IS NOT NULL THEN 's' ELSE 'a' END, COALESCE(c.store_token, c.agent_token)
+      SELECT e.agent_id, w.base + e.ord, e.ts, e.type, e.payload, w.version, w.fence, w.fencing_token
       FROM ROWS FROM (
           unnest(e_round), unnest(e_ord), string_to_table(e_agent, E'\\n'), string_to_table(e_ts, E'\\n'),
           string_to_table(e_type, E'\\n'), string_to_table(e_payload, E'\\n'))
         AS e(round, ord, agent_id, ts, type, payload)
       JOIN w ON w.agent_id = e.agent_id
-      JOIN c ON c.agent_id = e.agent_id
       WHERE e.round = r
     )
     SELECT c.idx::int,
@@ -148,7 +149,10 @@ CREATE TABLE ${s}.agents (
   version bigint NOT NULL,
   last_event_seq bigint NOT NULL,
   roster text,
-  doc text
+  doc text,
+  -- The fence of the commit that wrote this version ('s' store lease or 'a' agent lease, and its token).
+  fence "char" NOT NULL,
+  fencing_token bigint NOT NULL
 ) WITH (fillfactor = 80, toast_tuple_target = 128);
 ALTER TABLE ${s}.agents ALTER COLUMN roster SET STORAGE MAIN;
 
