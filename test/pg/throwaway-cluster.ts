@@ -62,7 +62,7 @@ function runAs(): RunAs | undefined {
   return { uid: Number(uid), gid: Number(gid) };
 }
 
-function chownTree(path: string, as: RunAs): void {
+function chownTo(path: string, as: RunAs): void {
   chownSync(path, as.uid, as.gid);
 }
 
@@ -83,19 +83,19 @@ export async function startThrowawayCluster(bin = findPostgresBin()): Promise<Th
   chmodSync(root, 0o755);
   const dataDir = join(root, 'data');
   const socketDir = root;
-  if (as) chownTree(root, as);
+  if (as) chownTo(root, as);
   const user = 'postgres';
   run(join(bin, 'initdb'), ['-D', dataDir, '-U', user, '--auth=trust', '-E', 'UTF8', '--no-locale', '--no-sync'], as);
   // The password role must authenticate (first matching line wins); everyone else is trusted.
   const hba = join(dataDir, 'pg_hba.conf');
   writeFileSync(hba, `local all ${PASSWORD_ROLE.user} scram-sha-256\nlocal all all trust\n`);
-  if (as) chownTree(hba, as);
+  if (as) chownTo(hba, as);
 
   // Logs go to a file, and the server is its own process group: it outlives the test worker
   // that started it (the run's teardown stops it) and never writes to a closed pipe.
   const logPath = join(root, 'postgres.log');
   const log = openSync(logPath, 'a');
-  if (as) chownTree(logPath, as);
+  if (as) chownTo(logPath, as);
   const child = spawn(
     join(bin, 'postgres'),
     [

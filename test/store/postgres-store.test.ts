@@ -169,6 +169,20 @@ if (db === null) {
       ]);
     });
 
+    it('refuses an event time or type spanning lines (the batch joins strings with newlines) and writes nothing', async () => {
+      const node = await opened1();
+      const lease = await node.acquireLease('a', TTL_MS, T0);
+      const [bad, good] = await Promise.allSettled([
+        node.commit(commitOf(lease, 'agent-bad', null, {}, [{ type: 'agent_created', payload: {}, ts: '2030-01-01\nT00:00:00Z' }])),
+        node.commit(commitOf(lease, 'agent-good', null, {}, newEvents(2))),
+      ]);
+      expect(bad.status).toBe('rejected');
+      expect((bad as PromiseRejectedResult).reason).toMatchObject({ code: 'invalid_request' });
+      expect(good.status).toBe('fulfilled');
+      expect((await node.readEvents('agent-good', { limit: 5, order: 'asc' })).events.map((e) => e.ts)).toEqual(newEvents(2).map((e) => e.ts));
+      expect(await node.listAgentIds()).toEqual(['agent-good']);
+    });
+
     it('fails a commit whose document is not JSON alone', async () => {
       const schema = newSchema();
       const node = await opened1(schema);

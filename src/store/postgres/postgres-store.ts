@@ -165,6 +165,10 @@ export class PostgresStore implements Store {
       const batcher = this.commits();
       assertAgentId(commit.agent_id);
       const fence = commitFence(commit);
+      // The batch joins its strings with newlines (see commit-batch.ts): JSON text never holds a raw one.
+      for (const event of commit.events) {
+        if (/\n/.test(event.ts) || /\n/.test(event.type)) throw new DomainError('invalid_request', `an event's ts and type must be one line (agent ${commit.agent_id})`);
+      }
       // Serialized here, so a roster entry or payload that is not JSON fails its own commit before
       // it is queued; the document in the batch, as the fields it changed (see CommitBatcher).
       return batcher.push({
@@ -235,7 +239,11 @@ export class PostgresStore implements Store {
              ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value) SELECT count(*) AS fenced_ok FROM f`,
       json === null ? [key, fencing_token] : [key, fencing_token, json],
     );
-    if (Number(row?.['fenced_ok']) === 0) assertFence(await this.readLease(), fencing_token, undefined);
+    if (Number(row?.['fenced_ok']) === 0) {
+      assertFence(await this.readLease(), fencing_token, undefined);
+      // The token is current now but was not when the statement ran: nothing was written.
+      throw new DomainError('lease_lost', `the write lease changed while writing global record ${key}; nothing was written`, { fencing_token });
+    }
   }
 
   private run<T>(doing: string, fn: () => Promise<T>): Promise<T> {
