@@ -1,15 +1,30 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { DomainError } from '../../domain/index.js';
-import { assertAgentId } from '../shared/commit-rules.js';
+import { assertAgentId, commitFence } from '../shared/commit-rules.js';
+import { acquireEmbeddedAgentLease, embeddedAgentLeaseState, renewEmbeddedAgentLeases } from '../shared/embedded-agent-leases.js';
 import { pageSeqs } from '../shared/event-page.js';
-import type { Commit, CommitResult, EventPage, EventPageQuery, Lease, RosterEntry, Store, StoredAgent } from '../store.js';
+import type {
+  AgentLease,
+  AgentLeaseState,
+  Commit,
+  CommitResult,
+  EventPage,
+  EventPageQuery,
+  HeldAgentLease,
+  Lease,
+  RenewedAgentLeases,
+  RosterEntry,
+  Store,
+  StoredAgent,
+} from '../store.js';
 import { AgentFiles } from './agent-files.js';
 import { OpenFiles } from './open-files.js';
 import { CommitWriter } from './commit-writer.js';
 import { committedDoc, committedEvents } from './committed-reads.js';
 import { DirectorySyncer } from './directory-syncer.js';
-import { DocJson, toJson } from './doc-json.js';
+import { DocJson } from '../shared/doc-json.js';
+import { toJson } from '../shared/to-json.js';
 import { removeDeadTempFiles, storeError } from './fs-util.js';
 import { GlobalSpace } from './global-space.js';
 import { LeaseFile } from './lease-file.js';
@@ -191,6 +206,30 @@ export class LowdbStore implements Store {
     return this.lease.read();
   }
 
+  /** Rides on `lease.json` (`shared/embedded-agent-leases.ts`): its holder writes every agent. */
+  async acquireAgentLease(agent_id: string, holder: string, ttl_ms: number): Promise<AgentLease> {
+    this.assertOpen();
+    assertAgentId(agent_id);
+    return acquireEmbeddedAgentLease(await this.lease.read(), (lease) => this.ownsLease(lease), agent_id, holder, ttl_ms);
+  }
+
+  async renewAgentLeases(holder: string, leases: HeldAgentLease[], ttl_ms: number): Promise<RenewedAgentLeases> {
+    this.assertOpen();
+    return renewEmbeddedAgentLeases(await this.lease.read(), (lease) => this.ownsLease(lease), holder, leases, ttl_ms);
+  }
+
+  /** The data directory's lease stays: nothing to release. */
+  async releaseAgentLease(lease: AgentLease): Promise<void> {
+    this.assertOpen();
+    assertAgentId(lease.agent_id);
+  }
+
+  async readAgentLease(agent_id: string): Promise<AgentLeaseState | null> {
+    this.assertOpen();
+    assertAgentId(agent_id);
+    return embeddedAgentLeaseState(await this.lease.read(), agent_id);
+  }
+
   /** From the roster index: no directory is listed or opened. */
   async listAgentIds(): Promise<string[]> {
     this.assertOpen();
@@ -247,11 +286,12 @@ export class LowdbStore implements Store {
     return new Promise((resolve, reject) => {
       this.assertOpen();
       assertAgentId(commit.agent_id);
-      // Queued synchronously, so commits issued in the same tick share a batch.
+      // Queued synchronously, so commits issued in the same tick share a batch. The agent token
+      // is the store token here (shared/embedded-agent-leases.ts).
       this.writer.push({
         agent_id: commit.agent_id,
         expected_version: commit.expected_version,
-        fencing_token: commit.fencing_token,
+        fencing_token: commitFence(commit).token,
         doc: commit.doc ?? null,
         rosterJson: commit.roster === undefined ? undefined : toJson('roster entry', () => JSON.stringify(commit.roster)),
         events: commit.events.map((event) => ({
@@ -339,7 +379,12 @@ export class LowdbStore implements Store {
   private async mayCheckpoint(): Promise<boolean> {
     if (this.exclusiveProcessLock) return true;
     const lease = await this.lease.read();
-    return lease !== null && this.lease.holderOf(lease.fencing_token) === lease.holder;
+    return lease !== null && this.ownsLease(lease);
+  }
+
+  /** This instance acquired the lease's token under the holder the file names. */
+  private ownsLease(lease: Lease): boolean {
+    return this.lease.holderOf(lease.fencing_token) === lease.holder;
   }
 
   private async releaseWriterLock(): Promise<void> {
