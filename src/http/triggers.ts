@@ -49,6 +49,7 @@ export function registerTriggerRoutes(app: HttpApp, { runtime }: RouteDeps): voi
     {
       schema: {
         tags,
+        operationId: 'createTrigger',
         summary: 'Create a capability URL (trigger_url is shown only in this response)',
         params: AgentParams,
         headers: MutationHeaders,
@@ -66,6 +67,7 @@ export function registerTriggerRoutes(app: HttpApp, { runtime }: RouteDeps): voi
     {
       schema: {
         tags,
+        operationId: 'revokeTrigger',
         summary: 'Revoke a capability; its URL answers 403 afterwards',
         params: TriggerParams,
         headers: MutationHeaders,
@@ -86,6 +88,7 @@ export function registerTriggerRoutes(app: HttpApp, { runtime }: RouteDeps): voi
     {
       schema: {
         tags,
+        operationId: 'resetCallback',
         summary: 'Rotate the default capability: the old URL stops working, the new one is shown once',
         params: AgentParams,
         headers: MutationHeaders,

@@ -21,6 +21,7 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
+        operationId: 'claimTurn',
         summary: 'Long-poll for a turn of an http_worker agent; 204 when none is offered within wait_ms',
         body: ClaimTurnRequest.nullish(),
         querystring: NoQuery,
@@ -52,6 +53,7 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
+        operationId: 'heartbeatTurn',
         summary: 'Extend the turn lease; 409 lease_lost once it expired',
         params: RunParams,
         body: EmptyBody,
@@ -67,6 +69,7 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
+        operationId: 'completeTurn',
         summary: "Apply the turn's actions as one committed transition (at most once)",
         params: RunParams,
         headers: IdempotencyHeaders,
