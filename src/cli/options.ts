@@ -73,16 +73,14 @@ export function commandUsage(command: CommandSpec): string {
   ].join('\n');
 }
 
-/** The program's usage: every command in one line, and how to get a command's help. */
+/** The program's usage: one synopsis line per command, and how to get a command's options. */
 export function programUsage(commands: readonly CommandSpec[]): string {
-  const column = Math.max(...commands.map((c) => c.name.length)) + 3;
+  const synopses = commands.map((c) => `${PROGRAM} ${c.name} [options]`);
+  const column = Math.max(...synopses.map((s) => s.length)) + 3;
   return [
-    `usage: ${PROGRAM} <command> [options]`,
+    ...commands.map((c, i) => `${i === 0 ? 'usage: ' : '       '}${(synopses[i] ?? '').padEnd(column)}${c.summary}`),
     '',
-    'commands:',
-    ...commands.map((c) => `  ${c.name.padEnd(column)}${c.summary}`),
-    '',
-    `Run '${PROGRAM} <command> --help' for a command's options.`,
+    `Run '${PROGRAM} <command> --help' for a command's options and their defaults.`,
   ].join('\n');
 }
 
