@@ -133,20 +133,9 @@ async function serve(options: ParsedOptions): Promise<void> {
     notices.info('holon-xstate: closed (lease released)');
   });
 
-  // Fastify logs this line itself at info; the address is followed by a space, so
-  // `listening on (\S+)` finds it in a JSON line as in a plain one.
-  const listening = (at: string): string => `holon-xstate listening on ${at} (pid ${process.pid})`;
-  let address: string;
-  try {
-    address = await app.listen({ port: config.port, host: config.host, listenTextResolver: listening });
-  } catch (error) {
-    await runtime.close();
-    throw error;
-  }
   if (config.ignoredHost !== undefined) {
     notices.info(`holon-xstate: local mode (no token): ignoring --host ${config.ignoredHost}, binding ${LOCAL_HOST} only`);
   }
-  if (!logger.isLevelEnabled('info')) notices.info(listening(address));
   notices.info(
     config.token === undefined
       ? `auth: local (no control token; bound to ${LOCAL_HOST} only)`
@@ -162,6 +151,17 @@ async function serve(options: ParsedOptions): Promise<void> {
       process.kill(process.pid, 'SIGTERM');
     });
   }
+  // The listening line comes last, once everything above is said. Fastify logs it at info; the
+  // address is followed by a space, so `listening on (\S+)` finds it in a JSON line as in a plain one.
+  const listening = (at: string): string => `holon-xstate listening on ${at} (pid ${process.pid})`;
+  let address: string;
+  try {
+    address = await app.listen({ port: config.port, host: config.host, listenTextResolver: listening });
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
+  if (!logger.isLevelEnabled('info')) notices.info(listening(address));
 }
 
 // ---- migrate ------------------------------------------------------------------------------
