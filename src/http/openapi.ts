@@ -17,7 +17,6 @@ const ERROR_DESCRIPTIONS: Readonly<Record<string, string>> = {
   '413': 'The body is over the size limit, which the message states (`payload_too_large`)',
   '415': 'The body is not application/json in UTF-8 (`unsupported_media_type`)',
   '422': 'A guard refused the transition (`guard_rejected`, with the guard in `details`)',
-  '429': 'The inbox is full or the runtime is behind (`inbox_full`, `overloaded`); retry after `Retry-After`',
   '500': 'Internal error (`internal_error`)',
   '503': 'Unavailable, retryable: the store is unreachable, the write lease was lost, or the server is shutting down',
 };

@@ -47,6 +47,13 @@ export const STOPPED_HINT =
   'stopped (by Stop or an aborted run): the lifecycle phase stays active, since Stop is a control and not a seed-002 phase; ' +
   'no turn starts and wakes are ignored until Start (POST /api/control/agents/{id}/control {"action":"start"}); queued messages are kept';
 
+/** When a sleeping agent's earliest active timer is due: it wakes then, unless something else wakes it first. */
+function sleepingUntil(doc: AgentDoc): string | null {
+  if (doc.state.status !== 'asleep') return null;
+  const due = doc.timers.filter((t) => t.status === 'active' && t.next_fire_at !== null).map((t) => t.next_fire_at as string);
+  return due.length === 0 ? null : due.reduce((a, b) => (Date.parse(a) <= Date.parse(b) ? a : b));
+}
+
 /** Seed 000 AgentSummary, assembled on read from the authoritative records: every field says what is so now. */
 export function assembleSummary(cell: AgentCell): AgentSummary {
   const doc = cell.doc;
@@ -66,7 +73,7 @@ export function assembleSummary(cell: AgentCell): AgentSummary {
       mission: doc.identity.mission,
       registry_status: doc.identity.registry_status,
     },
-    agent,
+    agent: { ...agent, sleeping_until: sleepingUntil(doc) },
     scheduling_posture: derivePosture(facts),
     lifecycle: {
       accepts_external_messages: !stopped && !terminated,
