@@ -159,7 +159,8 @@ async function serve(options: ParsedOptions): Promise<void> {
     address = await app.listen({ port: config.port, host: config.host, listenTextResolver: listening });
   } catch (error) {
     await runtime.close();
-    throw error;
+    notices.fatal({ err: error }, `holon-xstate: cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
   }
   if (!logger.isLevelEnabled('info')) notices.info(listening(address));
 }

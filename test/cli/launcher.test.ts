@@ -139,4 +139,28 @@ describe('the launchers', () => {
       await rm(dataDir, { recursive: true, force: true });
     }
   }, 180_000);
+
+  it('a server that cannot start says why in its log format and exits 1', async () => {
+    const first = await tempDir('holon-launch-');
+    const second = await tempDir('holon-launch-');
+    try {
+      const running = await launch(process.execPath, ['bin/holon-xstate.js', 'serve', ...serveArgs(first)]);
+      const port = new URL(running.base).port;
+      const refused = spawn(process.execPath, ['bin/holon-xstate.js', 'serve', '--port', port, '--data-dir', second, '--log-format', 'json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      refused.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+      refused.stderr.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+      expect(await new Promise((resolve) => refused.once('exit', resolve))).toBe(1);
+      const lines = out.split('\n').filter((line) => line.length > 0);
+      // Every line is a JSON record, the last one the fatal reason.
+      const records = lines.map((line) => JSON.parse(line) as { level: number; msg: string });
+      expect(records.at(-1)).toMatchObject({ level: 60, msg: expect.stringContaining(`cannot listen on 127.0.0.1:${port}`) });
+      await expectReleased(second);
+      running.launcher.kill('SIGTERM');
+      await running.exited;
+    } finally {
+      await rm(first, { recursive: true, force: true });
+      await rm(second, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -23,6 +23,20 @@ describe('the AgentSummary says what is so now', () => {
     expect(asleep.closure.outcome).toBe('completed');
   });
 
+  it('a sleeping agent with a timer says until when it sleeps; an awake one says null', async () => {
+    const agent = await createAgent(api);
+    await settled(api, agent.id);
+    const timer = await api.post<{ next_fire_at: string }>(`/api/control/agents/${agent.id}/timers`, { duration_ms: 3_600_000, summary: 'later' });
+    expect(timer.status, timer.text).toBe(201);
+    const asleep = await waitFor(async () => {
+      const summary = await summaryOf(agent.id);
+      return summary.agent.status === 'asleep' ? summary : undefined;
+    });
+    expect(asleep.agent.sleeping_until).toBe(timer.body.next_fire_at);
+    const awake = await createAgent(api, { config: { turn_runner: 'http_worker' } });
+    expect(awake.agent.agent.sleeping_until).toBeNull();
+  });
+
   it('an awake agent reports runtime_posture awake', async () => {
     const agent = await createAgent(api, { config: { turn_runner: 'http_worker' } });
     expect((await api.post(`/api/control/agents/${agent.id}/prompt`, { text: 'hold' })).status).toBe(200);
