@@ -73,15 +73,17 @@ function shown(value: string): string {
   return printable.length > 80 ? `${printable.slice(0, 80)}...` : printable;
 }
 
-/** Messages that say what this request sent and what the route takes. */
-function specificMessage(code: string | undefined, request: FastifyRequest): string | null {
+/** Errors whose answer depends on the request: what it sent, and what the route takes. */
+function requestSpecific(code: string | undefined, request: FastifyRequest): WireError | null {
   if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     const limit = request.routeOptions.bodyLimit;
-    return `the body exceeds the limit of ${limit} bytes (${Math.round((limit / 1024) * 10) / 10} KiB)`;
+    return wire(413, 'payload_too_large', `the body exceeds the limit of ${limit} bytes (${Math.round((limit / 1024) * 10) / 10} KiB)`);
   }
   if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    const type = request.headers['content-type'] ?? '';
-    return `unsupported Content-Type '${shown(type)}': this route takes application/json (UTF-8)`;
+    const type = (request.headers['content-type'] ?? '').trim();
+    return type === ''
+      ? wire(400, 'invalid_request', 'a body needs a Content-Type header: this route takes application/json (UTF-8)')
+      : wire(415, 'unsupported_media_type', `unsupported Content-Type '${shown(type)}': this route takes application/json (UTF-8)`);
   }
   return null;
 }
@@ -140,12 +142,10 @@ export function toWireError(error: unknown): WireError & { internal: boolean } {
 }
 
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  const mapped = toWireError(error);
-  if (mapped.internal) request.log.error({ err: error }, 'request failed');
+  const mapped = requestSpecific((error as Partial<FastifyError> | null)?.code, request) ?? toWireError(error);
+  if ('internal' in mapped && mapped.internal) request.log.error({ err: error }, 'request failed');
   if (mapped.status === 401) reply.header('WWW-Authenticate', 'Bearer');
-  const message = specificMessage((error as Partial<FastifyError> | null)?.code, request);
-  const body = message === null ? mapped.body : { ...mapped.body, error: { ...mapped.body.error, message } };
-  void reply.code(mapped.status).type('application/json; charset=utf-8').send(body);
+  void reply.code(mapped.status).type('application/json; charset=utf-8').send(mapped.body);
 }
 
 function isEnvelope(value: unknown): boolean {

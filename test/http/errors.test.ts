@@ -63,8 +63,9 @@ describe('the error envelope', () => {
     const wrongMethod = await call(server().base, 'PUT', '/api/agents/list');
     expectError(wrongMethod, 405, 'method_not_allowed');
     expect(wrongMethod.headers.get('allow')).toBe('GET, HEAD');
+    // A callback path is known (POST): a GET is a wrong method there.
     const callback = await call(server().base, 'GET', '/callbacks/wake/supersecrettoken');
-    expectError(callback, 404, 'route_not_found');
+    expectError(callback, 405, 'method_not_allowed');
     expect(callback.text).not.toContain('supersecrettoken');
   });
 
