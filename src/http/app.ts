@@ -82,7 +82,7 @@ export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
     frameworkErrors: (error, request, reply) => {
       errorHandler(error, request as unknown as FastifyRequest, reply as unknown as FastifyReply);
     },
-  }).withTypeProvider<ZodTypeProvider>() as HttpApp;
+  }).withTypeProvider<ZodTypeProvider>();
 
   const routes: ServedRoute[] = [];
   served.set(app, routes);
