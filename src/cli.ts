@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import { pino, type Logger } from 'pino';
-import { commandUsage, parseCommandLine, programUsage, UsageError, type CommandSpec, type ParsedOptions } from './cli/options.js';
+import { commandUsage, parseCommandLine, programUsage, UsageError, type CommandSpec, type OptionSpec, type ParsedOptions } from './cli/options.js';
 import { startedByNpm, watchParent } from './cli/parent-watch.js';
 import { buildApp } from './http/app.js';
 import { LOG_FORMATS, loggerOptions, type LogFormat } from './http/logging.js';
@@ -14,6 +14,9 @@ const LOCAL_HOST = '127.0.0.1';
 /** After a crash the old lease is still unexpired (TTL 10 s): wait it out instead of failing. */
 const LEASE_WAIT_MS = 12_000;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Every command that opens a data directory takes this option. */
+const DATA_DIR: OptionSpec = { type: 'string', value: '<dir>', default: './data', description: 'data directory' };
 
 const leaseWaitNotice = (wait: { wait_ms: number; reason: string }): string =>
   `waiting up to ${Math.round(wait.wait_ms / 1000)} s for the previous holder's lease (${wait.reason})`;
@@ -28,7 +31,7 @@ const SERVE: CommandSpec = {
     'of which it holds the write lease. SIGTERM or SIGINT closes it cleanly (streams ended, in-flight requests ' +
     'finished, lease released); so does the exit of the npm that started it.',
   options: {
-    'data-dir': { type: 'string', value: '<dir>', default: './data', description: 'data directory' },
+    'data-dir': DATA_DIR,
     port: { type: 'string', value: '<n>', default: '8080', description: 'TCP port; 0 = any free port' },
     host: { type: 'string', value: '<addr>', defaultText: LOCAL_HOST, description: 'bind address; ignored in local mode (no token), which binds 127.0.0.1 only' },
     token: { type: 'string', value: '<secret>', defaultText: 'env HOLON_TOKEN; none = local mode', description: 'control token: /api/* then needs Authorization: Bearer <secret>' },
@@ -175,7 +178,7 @@ const MIGRATE: CommandSpec = {
     '(snapshot_incompatible) can become Active again. Run it with the server stopped: it takes the data ' +
     "directory's write lease.",
   options: {
-    'data-dir': { type: 'string', value: '<dir>', default: './data', description: 'data directory' },
+    'data-dir': DATA_DIR,
     agent: { type: 'string', value: '<id>', defaultText: 'every agent', description: 'only this agent' },
   },
 };
