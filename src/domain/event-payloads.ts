@@ -65,7 +65,7 @@ export const EVENT_PAYLOADS = {
   timer_fired: z.looseObject({ timer_id: id, due_at: text, fire_count: z.number().int().nonnegative() }),
   timer_cancelled: z.looseObject({ timer_id: id }),
   wait_created: WaitConditionRecord.partial().required({ id: true }).loose(),
-  wait_resolved: z.looseObject({ wait_id: id, message_id: id }),
+  wait_resolved: z.looseObject({ wait_id: id, reason: text.optional(), message_id: id.optional() }),
   wait_cancelled: z.looseObject({ wait_id: id, reason: text }),
   work_item_created: z.looseObject({ work_item_id: id, objective: text }),
   work_item_updated: z.looseObject({

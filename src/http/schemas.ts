@@ -20,6 +20,7 @@ import {
   TaskStopResult,
   TimerRecord,
   TransitionRecord,
+  TurnClaim,
   TurnOffer,
   TypedAgentEvent,
   WaitConditionRecord,
@@ -52,6 +53,7 @@ const COMPONENTS: ReadonlyArray<readonly [z.ZodType, string, string]> = [
   [TypedAgentEvent, 'AgentEvent', "One event of an agent's durable log, discriminated by `type`"],
   [EventsPageView, 'EventsPage', "A page of the agent's event log with the retained window's bounds"],
   [TurnOffer, 'TurnOffer', 'A turn offered to an HTTP worker'],
+  [TurnClaim, 'TurnClaim', 'A turn claimed by an HTTP worker: its run, claim, lease and messages'],
   [Readiness, 'Readiness', 'Readiness: process, lease, dependencies, progress'],
   [ActorNode, 'ActorNode', "The agent's live actor tree"],
 ];
@@ -156,9 +158,12 @@ export const AbortRunResponse = z
   .object({ ok: okTrue, agent_id: z.string(), run_id: z.string(), aborted: z.literal(true) })
   .meta({ id: 'AbortRunResponse', description: 'The run aborted; the agent ends stopped' });
 
-export const TurnClaimResponse = TurnOffer.extend({ ok: okTrue, summary: AgentSummary }).meta({ id: 'TurnClaimResponse', description: 'The turn claimed: its run, claim, lease, messages and the agent summary' });
+export const TurnClaimResponse = TurnClaim.extend({ ok: okTrue, summary: AgentSummary }).meta({
+  id: 'TurnClaimResponse',
+  description: 'The turn claimed: its run, claim, lease, messages and the agent summary',
+});
 export const TurnHeartbeatResponse = z
-  .object({ ok: okTrue, run_id: z.string(), lease_expires_at: z.string() })
+  .object({ ok: okTrue, run_id: z.string(), claim_id: z.string(), lease_expires_at: z.string() })
   .meta({ id: 'TurnHeartbeatResponse', description: "The turn's lease, extended" });
 export const TurnCompleteResponse = z
   .object({ ok: okTrue, run_id: z.string(), applied: z.boolean() })

@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { ClaimTurnRequest, CompleteTurnRequest } from '../domain/index.js';
+import { ClaimTurnRequest, CompleteTurnRequest, HeartbeatTurnRequest } from '../domain/index.js';
 import { respondIdempotently } from './idempotency.js';
 import {
   apiErrors,
-  EmptyBody,
   IdempotencyHeaders,
   NoQuery,
   RunParams,
@@ -54,14 +53,14 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
       schema: {
         tags,
         operationId: 'heartbeatTurn',
-        summary: 'Extend the turn lease; 409 lease_lost once it expired',
+        summary: 'Extend the turn lease of claim_id; 409 lease_lost once it expired or the turn was offered again',
         params: RunParams,
-        body: EmptyBody,
+        body: HeartbeatTurnRequest,
         querystring: NoQuery,
         response: { 200: TurnHeartbeatResponse, ...apiErrors(404, 409) },
       },
     },
-    async (request) => ({ ok: true as const, ...(await runtime.heartbeatTurn(request.params.run_id)) }),
+    async (request) => ({ ok: true as const, ...(await runtime.heartbeatTurn(request.params.run_id, request.body)) }),
   );
 
   app.post(
@@ -70,7 +69,7 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
       schema: {
         tags,
         operationId: 'completeTurn',
-        summary: "Apply the turn's actions as one committed transition (at most once)",
+        summary: "Apply the turn's actions as one committed transition (at most once); claim_id must still hold the turn",
         params: RunParams,
         headers: IdempotencyHeaders,
         body: CompleteTurnRequest,

@@ -1,5 +1,5 @@
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
-import { agentLabels, agentMachine, type AgentEmitted, type AgentEvent as MachineEvent } from '../../machines/index.js';
+import { agentLabels, agentMachine, type AgentEmitted, type AgentEvent as MachineEvent, type ContinuationContext, type ContinuationEvent, type TaskEvent } from '../../machines/index.js';
 import {
   DomainError,
   type AgentEvent,
@@ -317,6 +317,18 @@ export class Tx {
     if (!this.machineStale) return;
     this.machineStale = false;
     this.doc.machine = this.cell.ensureActor().getPersistedSnapshot();
+  }
+
+  /** Sends `event` to a child actor of the agent (`continuation`, or a task by its id); the draft takes its snapshot. */
+  tellChild(childId: string, event: ContinuationEvent | TaskEvent): void {
+    this.cell.ensureActor().getSnapshot().children[childId]?.send(event);
+    this.actorChanged();
+  }
+
+  /** The continuation actor's mirror of the agent's wait: the wait it holds while in `waiting`. */
+  continuationWait(): ContinuationContext['wait'] {
+    const snapshot = this.cell.ensureActor().getSnapshot().children['continuation']?.getSnapshot() as { value?: { wait?: string }; context?: ContinuationContext } | undefined;
+    return snapshot?.value?.wait === 'waiting' ? (snapshot.context?.wait ?? null) : null;
   }
 
   /** Passivates the agent's actor once the draft holds its snapshot (a stopped actor's is no longer its state). */

@@ -21,6 +21,7 @@ import type {
   EventsQuery,
   ExecCommandRequest,
   ExternalTriggerSummary,
+  HeartbeatTurnRequest,
   InvokeAgentRequest,
   MessageAccepted,
   PageQuery,
@@ -38,7 +39,7 @@ import type {
   TransitionRecord,
   TransitionRequest,
   TriggerCapability,
-  TurnOffer,
+  TurnClaim,
   UpdateWorkItemRequest,
   WaitConditionRecord,
   WakeRequest,
@@ -124,8 +125,11 @@ export interface RuntimeApi {
   subscribe(agent_id: string | null, listener: (event: AgentEvent) => void): () => void;
 
   // turn workers
-  claimTurn(request: ClaimTurnRequest, signal?: AbortSignal): Promise<TurnOffer | null>;
-  heartbeatTurn(run_id: string): Promise<{ run_id: string; lease_expires_at: string }>;
+  /** A turn of an `http_worker` agent: its `run_id` is the agent's current run, its `claim_id` this offer of it. */
+  claimTurn(request: ClaimTurnRequest, signal?: AbortSignal): Promise<TurnClaim | null>;
+  /** Refused with `lease_lost` unless `claim_id` still holds the turn `run_id`. */
+  heartbeatTurn(run_id: string, request: HeartbeatTurnRequest): Promise<{ run_id: string; claim_id: string; lease_expires_at: string }>;
+  /** Applies the actions once; refused with `lease_lost` unless `claim_id` still holds the turn. */
   completeTurn(run_id: string, request: CompleteTurnRequest): Promise<{ run_id: string; applied: boolean }>;
 
   // introspection and health

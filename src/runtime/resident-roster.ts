@@ -9,6 +9,8 @@ import { compactHash, type AgentRoster } from './roster.js';
 export class ResidentRoster {
   private readonly entries = new Map<string, string>();
   private readonly byTokenHash = new Map<string, string>();
+  /** Agents whose entry names stranded waits: `/readyz` reports them without reading every entry. */
+  private readonly strandedAgents = new Set<string>();
   /** `ids()`, until an agent is added. */
   private sorted: string[] | null = null;
 
@@ -30,6 +32,13 @@ export class ResidentRoster {
     }
     if (previous === undefined) this.sorted = null;
     this.entries.set(agentId, json);
+    if (entry.stranded) this.strandedAgents.add(agentId);
+    else this.strandedAgents.delete(agentId);
+  }
+
+  /** Every agent with stranded waits, and those waits. */
+  stranded(): Array<{ agent_id: string; waits: NonNullable<AgentRoster['stranded']> }> {
+    return [...this.strandedAgents].sort().map((agentId) => ({ agent_id: agentId, waits: this.get(agentId)?.stranded ?? [] }));
   }
 
   get(agentId: string): AgentRoster | undefined {

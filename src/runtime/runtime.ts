@@ -3,10 +3,11 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
-import { agentMachine, continuationMachine, hasId, supervisorMachine, taskMachine, type ContinuationEvent } from '../../machines/index.js';
+import { agentMachine, continuationMachine, hasId, supervisorMachine, taskMachine } from '../../machines/index.js';
 import {
   decideForMessage,
   deriveClosure,
+  isActiveWait,
   isTerminalTask,
   resolveContinuation,
   wakeHintDisposition,
@@ -27,6 +28,7 @@ import {
   EnqueueRequest,
   EventsQuery,
   ExecCommandRequest,
+  HeartbeatTurnRequest,
   InvokeAgentRequest,
   PageQuery,
   PickWorkItemRequest,
@@ -57,6 +59,7 @@ import {
   type TransitionRecord,
   type TriggerCapability,
   type TurnAction,
+  type TurnClaim,
   type TurnOffer,
   type TurnResult,
   type WaitConditionRecord,
@@ -88,6 +91,7 @@ import { ResidentRoster } from './resident-roster.js';
 import type { TurnRunner } from './turn-runner.js';
 import { TurnOffers } from './turn-offers.js';
 import { reasonChain } from './reason-chain.js';
+import { cancelOwnedWaits, endWait, resolveWaitsFor, taskEnded } from './waits.js';
 
 /** Options of {@link Runtime.open}; every option has a default. */
 export interface RuntimeOptions {
@@ -143,6 +147,13 @@ export interface RuntimeOptions {
    * @default 2_000
    */
   killGraceMs?: number;
+  /**
+   * Command processes one agent may run at once: a command task beyond it stays `queued` (visible
+   * as such, and `TaskOutput(block=true)` waits on it) and starts, in creation order, when one ends.
+   * @default 128
+   * @example maxRunningTasks: 4
+   */
+  maxRunningTasks?: number;
   /**
    * How long an HTTP turn worker may hold a turn without a heartbeat.
    * @default 30_000
@@ -265,7 +276,7 @@ export class Runtime implements RuntimeApi {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly runner: TurnRunner,
-    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'turnLeaseMs' | 'shardCapacity' | 'residentQuietAgents' | 'effectTimeoutMs'>> & { dataDir: string; inspect?: RuntimeOptions['inspect']; faults?: RuntimeOptions['faults'] },
+    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'maxRunningTasks' | 'turnLeaseMs' | 'shardCapacity' | 'residentQuietAgents' | 'effectTimeoutMs'>> & { dataDir: string; inspect?: RuntimeOptions['inspect']; faults?: RuntimeOptions['faults'] },
     nodeId: string,
   ) {
     this.nodeId = nodeId;
@@ -312,6 +323,7 @@ export class Runtime implements RuntimeApi {
         dataDir: store.kind === 'lowdb' ? store.location : dataDir,
         leaseTtlMs: options.leaseTtlMs ?? 10_000,
         killGraceMs: options.killGraceMs ?? 2_000,
+        maxRunningTasks: options.maxRunningTasks ?? 128,
         turnLeaseMs: options.turnLeaseMs ?? 30_000,
         shardCapacity: options.shardCapacity ?? 1_000,
         residentQuietAgents: options.residentQuietAgents ?? 1_000,
@@ -459,6 +471,10 @@ export class Runtime implements RuntimeApi {
         }
         const cell = new AgentCell(agentId, parseDoc(stored.doc), stored.version, this.env);
         cell.rosterJson = this.roster.json(agentId);
+        // An entry an older version wrote may lack what this one derives (stranded waits): the
+        // resident roster takes the fresh one now, the store with the agent's next commit.
+        const fresh = rosterOf(cell.doc);
+        if (JSON.stringify(fresh) !== cell.rosterJson) this.roster.set(agentId, fresh);
         this.cells.set(agentId, cell);
         this.dueAgents.disarm(agentId, DUE_AGENT);
         this.armTimers(cell.doc);
@@ -781,6 +797,7 @@ export class Runtime implements RuntimeApi {
     for (const task of tx.doc.tasks) {
       if (isTerminalTask(task.status)) continue;
       this.live.delete(task.id);
+      // No result re-enters a stopped agent (holon-reference §9): the waits on the task end with it.
       this.finishTaskRecord(tx, task, { status: 'interrupted', exit_code: null, reason }, { enqueueResult: false });
     }
     for (const trigger of tx.doc.triggers) if (trigger.status === 'active') this.revokeTriggerRecord(tx, trigger);
@@ -838,7 +855,7 @@ export class Runtime implements RuntimeApi {
       return false;
     }
     if (doc.pending_wake_hint) {
-      this.continuationEvent(tx, { type: 'HINT.FLUSH' });
+      tx.tellChild('continuation', { type: 'HINT.FLUSH' });
       this.emitWakeTick(tx, doc.pending_wake_hint.reason, doc.pending_wake_hint.source, doc.pending_wake_hint.created_at);
       doc.pending_wake_hint = null;
       return true;
@@ -910,15 +927,15 @@ export class Runtime implements RuntimeApi {
     doc.last_turn_terminal = null;
     if (resolution && trigger) {
       // The continuation actor classifies the same trigger; the runtime applies it at once.
-      this.continuationEvent(tx, { type: 'TRIGGER', trigger, prior: doc.last_closure });
-      this.continuationEvent(tx, { type: 'RESOLUTION.APPLIED' });
+      tx.tellChild('continuation', { type: 'TRIGGER', trigger, prior: doc.last_closure, message });
+      tx.tellChild('continuation', { type: 'RESOLUTION.APPLIED' });
       doc.state.last_continuation = resolution;
       tx.emit('continuation_resolved', { message_id: message.id, ...resolution });
-      this.resolveWaits(tx, message);
+      resolveWaitsFor(tx, message);
     }
     tx.emit('turn_started', { run_id: runId, message_id: message.id, turn_index: doc.state.turn_index });
     if (message.kind === 'system_tick' && message.origin.kind === 'system' && message.origin.subsystem === 'wake_hint') {
-      this.continuationEvent(tx, { type: 'TICK.CONSUMED' });
+      tx.tellChild('continuation', { type: 'TICK.CONSUMED' });
     }
     if (decision.kind !== 'start_model_turn') {
       this.finishTurn(tx, runId, { actions: [], text: 'reduced without a model turn' });
@@ -940,12 +957,6 @@ export class Runtime implements RuntimeApi {
       this.runs.set(runId, controller);
       tx.onCommit(() => void this.runTurn(tx.cell.id, offer, controller));
     }
-  }
-
-  private continuationEvent(tx: Tx, event: ContinuationEvent): void {
-    const child = tx.cell.ensureActor().getSnapshot().children['continuation'];
-    child?.send(event);
-    tx.actorChanged();
   }
 
   private async runTurn(agentId: string, offer: TurnOffer, controller: AbortController): Promise<void> {
@@ -1032,29 +1043,6 @@ export class Runtime implements RuntimeApi {
     }
   }
 
-  private resolveWaits(tx: Tx, message: MessageEnvelope): void {
-    const now = tx.now.toISOString();
-    for (const wait of tx.doc.waits) {
-      if (wait.status !== 'active' && wait.status !== 'triggered') continue;
-      const matches =
-        (wait.kind === 'task' && message.kind === 'task_result' && wait.subject_ref === message.task_id) ||
-        (wait.kind === 'operator' && message.kind === 'operator_prompt') ||
-        (wait.kind === 'timer' && message.kind === 'timer_tick' && (!wait.subject_ref || wait.subject_ref === message.origin.kind && false || (message.origin.kind === 'timer' && message.origin.timer_id === wait.subject_ref))) ||
-        (wait.kind === 'external' && ['webhook_event', 'channel_event', 'callback_event', 'system_tick'].includes(message.kind) && !(message.origin.kind === 'system' && message.origin.subsystem === 'work_queue')) ||
-        (wait.kind === 'system' && message.kind === 'system_tick');
-      if (!matches) continue;
-      wait.status = 'resolved';
-      wait.resolved_at = now;
-      wait.updated_at = now;
-      wait.trigger_message_id = message.id;
-      tx.emit('wait_resolved', { wait_id: wait.id, message_id: message.id });
-      if (wait.work_item_id) {
-        const item = tx.doc.work_items.find((w) => w.id === wait.work_item_id);
-        if (item) item.blocked_by = null;
-      }
-    }
-  }
-
   // ---------------------------------------------------------------- records
 
   private createWorkItemRecord(tx: Tx, objective: string) {
@@ -1073,12 +1061,7 @@ export class Runtime implements RuntimeApi {
     item.revision += 1;
     item.updated_at = now;
     item.blocked_by = null;
-    for (const wait of tx.doc.waits) {
-      if (wait.work_item_id === item.id && (wait.status === 'active' || wait.status === 'triggered')) {
-        wait.status = 'cancelled';
-        wait.updated_at = now;
-      }
-    }
+    cancelOwnedWaits(tx, item.id, 'work_item_completed');
     if (tx.doc.state.current_work_item_id === item.id) tx.doc.state.current_work_item_id = null;
     tx.emit('work_item_completed', { work_item_id: item.id });
   }
@@ -1087,13 +1070,7 @@ export class Runtime implements RuntimeApi {
     const now = tx.now.toISOString();
     const owner = request.work_item_id ?? null;
     // At most one unresolved wait per owner: a new WaitFor replaces the previous one.
-    for (const wait of tx.doc.waits) {
-      if (wait.work_item_id === owner && (wait.status === 'active' || wait.status === 'triggered')) {
-        wait.status = 'cancelled';
-        wait.updated_at = now;
-        tx.emit('wait_cancelled', { wait_id: wait.id, reason: 'wait_for_replaced' });
-      }
-    }
+    cancelOwnedWaits(tx, owner, 'wait_for_replaced');
     const wait: WaitConditionRecord = {
       id: newId('wait'),
       agent_id: tx.cell.id,
@@ -1123,7 +1100,7 @@ export class Runtime implements RuntimeApi {
       const task = tx.doc.tasks.find((t) => t.id === wait.subject_ref);
       if (task && isTerminalTask(task.status)) wait.status = 'triggered';
     }
-    this.continuationEvent(tx, { type: 'WAIT.SET', waitId: wait.id, kind: wait.kind, reason: wait.waiting_for, resource: wait.subject_ref, workItemId: wait.work_item_id } );
+    tx.tellChild('continuation', { type: 'WAIT.SET', waitId: wait.id, kind: wait.kind, reason: wait.waiting_for, resource: wait.subject_ref, workItemId: wait.work_item_id } );
     return wait;
   }
 
@@ -1153,6 +1130,10 @@ export class Runtime implements RuntimeApi {
     timer.next_fire_at = null;
     this.alarms.disarm(tx.cell.id, timer.id);
     tx.emit('timer_cancelled', { timer_id: timer.id });
+    // A wait on it could never end now: it ends with the timer.
+    for (const wait of tx.doc.waits) {
+      if (wait.kind === 'timer' && wait.subject_ref === timer.id && isActiveWait(wait)) endWait(tx, wait, { status: 'cancelled', reason: 'timer_cancelled' });
+    }
   }
 
   private revokeTriggerRecord(tx: Tx, trigger: ExternalTriggerRecord): void {
@@ -1251,6 +1232,8 @@ export class Runtime implements RuntimeApi {
     const agentId = tx.cell.id;
     const task = tx.doc.tasks.find((t) => t.id === taskId);
     if (!task || task.status !== 'queued' || !task.cmd) return;
+    // At the bound it stays queued: the next recorded result launches the agent's queued tasks.
+    if (tx.doc.tasks.filter(isRunningCommand).length >= this.options.maxRunningTasks) return;
     const handle = startCommand({
       cmd: task.cmd,
       ...(task.workdir ? { cwd: task.workdir } : {}),
@@ -1273,14 +1256,8 @@ export class Runtime implements RuntimeApi {
     if (handle.pid === null) return;
     task.status = 'running';
     task.updated_at = tx.now.toISOString();
-    this.taskEvent(tx, taskId, { type: 'START' });
+    tx.tellChild(taskId, { type: 'START' });
     tx.emit('task_status_changed', { task_id: taskId, status: 'running', pid: handle.pid });
-  }
-
-  private taskEvent(tx: Tx, taskId: string, event: { type: 'START' } | { type: 'EXITED'; exitCode: number } | { type: 'TIMED_OUT' } | { type: 'STOP' } | { type: 'INTERRUPT'; reason: string } | { type: 'SPAWN_FAILED'; reason: string } | { type: 'INPUT' }): void {
-    const actor = tx.cell.ensureActor();
-    actor.getSnapshot().children[taskId]?.send(event);
-    tx.actorChanged();
   }
 
   /**
@@ -1295,9 +1272,12 @@ export class Runtime implements RuntimeApi {
   }
 
   private async recordResults(agentId: string, take: () => FinishedCommand[]): Promise<void> {
-    await this.mutate(agentId, async (tx) => {
+    const waiting = await this.mutate(agentId, async (tx) => {
       for (const finished of take()) this.recordResult(tx, finished);
+      return tx.doc.tasks.filter((t) => t.status === 'queued' && t.cmd !== null).map((t) => t.id);
     }, { allowTerminated: true, pipelined: true });
+    // Processes ended: queued tasks held back by maxRunningTasks may start now, oldest first.
+    for (const taskId of waiting) this.launchAfterCommit(agentId, taskId);
   }
 
   private recordResult(tx: Tx, { taskId, handle, result }: FinishedCommand): void {
@@ -1305,11 +1285,11 @@ export class Runtime implements RuntimeApi {
     if (!task || isTerminalTask(task.status)) return;
     task.output_bytes = result.output_bytes;
     const status = result.outcome === 'completed' ? 'completed' : result.outcome === 'cancelled' ? 'cancelled' : 'failed';
-    if (result.reason === 'spawn_failed') this.taskEvent(tx, taskId, { type: 'SPAWN_FAILED', reason: 'spawn_failed' });
-    else if (result.reason === 'timeout') this.taskEvent(tx, taskId, { type: 'TIMED_OUT' });
-    else this.taskEvent(tx, taskId, { type: 'EXITED', exitCode: result.exit_code ?? -1 });
+    if (result.reason === 'spawn_failed') tx.tellChild(taskId, { type: 'SPAWN_FAILED', reason: 'spawn_failed' });
+    else if (result.reason === 'timeout') tx.tellChild(taskId, { type: 'TIMED_OUT' });
+    else tx.tellChild(taskId, { type: 'EXITED', exitCode: result.exit_code ?? -1 });
     task.result_text = handle.preview(2000);
-    this.finishTaskRecord(tx, task, { status, exit_code: result.exit_code, reason: result.reason }, { enqueueResult: tx.doc.state.status !== 'stopped' });
+    this.finishTaskRecord(tx, task, { status, exit_code: result.exit_code, reason: result.reason });
   }
 
   /** A task's terminal record, its result message and the exact wait it satisfies, in one commit. */
@@ -1319,7 +1299,7 @@ export class Runtime implements RuntimeApi {
     task.exit_code = end.exit_code;
     task.reason = end.reason;
     task.updated_at = now;
-    if (end.status === 'interrupted') this.taskEvent(tx, task.id, { type: 'INTERRUPT', reason: end.reason ?? 'interrupted' });
+    if (end.status === 'interrupted') tx.tellChild(task.id, { type: 'INTERRUPT', reason: end.reason ?? 'interrupted' });
     tx.emit('task_status_changed', { task_id: task.id, status: task.status, exit_code: task.exit_code, reason: task.reason });
     if (options.enqueueResult ?? true) {
       admitMessage(
@@ -1337,13 +1317,8 @@ export class Runtime implements RuntimeApi {
         tx.now,
       );
       tx.emit('message_queued', { kind: 'task_result', task_id: task.id });
-      for (const wait of tx.doc.waits) {
-        if (wait.kind === 'task' && wait.subject_ref === task.id && wait.status === 'active') {
-          wait.status = 'triggered';
-          wait.updated_at = now;
-        }
-      }
     }
+    taskEnded(tx, task.id, options.enqueueResult ?? true);
     const facts = factsOf(tx.doc);
     tx.send({ type: 'TASK.SETTLED', facts }, { reason: `task ${task.id} ${task.status}`, trigger: 'system' });
   }
@@ -1365,8 +1340,8 @@ export class Runtime implements RuntimeApi {
       const task = tx.doc.tasks.find((t) => t.id === invokedBy.task_id);
       if (!task || isTerminalTask(task.status)) return;
       task.result_text = text.slice(0, 8000);
-      this.taskEvent(tx, task.id, { type: 'EXITED', exitCode: failed ? 1 : 0 });
-      this.finishTaskRecord(tx, task, { status: failed ? 'failed' : 'completed', exit_code: null, reason: failed ? 'child_turn_failed' : null }, { enqueueResult: tx.doc.state.status !== 'stopped' });
+      tx.tellChild(task.id, { type: 'EXITED', exitCode: failed ? 1 : 0 });
+      this.finishTaskRecord(tx, task, { status: failed ? 'failed' : 'completed', exit_code: null, reason: failed ? 'child_turn_failed' : null });
     }, { allowTerminated: true });
     await this.mutate(childId, async (tx) => {
       const effect = tx.doc.effects.find((e) => e.idempotency_key === key);
@@ -1757,7 +1732,7 @@ export class Runtime implements RuntimeApi {
       const queueDepth = doc.queue.filter((m) => m.status === 'queued' || m.status === 'interrupted').length;
       const disposition = wakeHintDisposition({ status: doc.state.status, queue_depth: queueDepth });
       const hint = { reason, source };
-      this.continuationEvent(tx, { type: 'WAKE_HINT', hint, status: doc.state.status, queueDepth } );
+      tx.tellChild('continuation', { type: 'WAKE_HINT', hint, status: doc.state.status, queueDepth } );
       tx.emit('wake_hint', { disposition, reason, source, external_trigger_id: triggerId });
       const tickQueued = doc.queue.some((m) => m.status === 'queued' && m.origin.kind === 'system' && m.origin.subsystem === 'wake_hint');
       if (disposition === 'coalesced' && !tickQueued) {
@@ -1815,13 +1790,7 @@ export class Runtime implements RuntimeApi {
       if (item.state !== 'open') throw new DomainError('illegal_transition', `work item ${workItemId} is completed`);
       if (req.clear_blocker) {
         item.blocked_by = null;
-        for (const wait of tx.doc.waits) {
-          if (wait.work_item_id === item.id && (wait.status === 'active' || wait.status === 'triggered')) {
-            wait.status = 'cancelled';
-            wait.updated_at = tx.now.toISOString();
-            tx.emit('wait_cancelled', { wait_id: wait.id, reason: 'pick_work_item_clear_blocker' });
-          }
-        }
+        cancelOwnedWaits(tx, item.id, 'pick_work_item_clear_blocker');
       }
       tx.doc.state.current_work_item_id = item.id;
       item.updated_at = tx.now.toISOString();
@@ -1866,16 +1835,7 @@ export class Runtime implements RuntimeApi {
     return this.mutate(agentId, async (tx) => {
       const wait = tx.doc.waits.find((w) => w.id === waitId);
       if (!wait) throw new DomainError('wait_not_found', `wait ${waitId} not found`);
-      if (wait.status === 'active' || wait.status === 'triggered') {
-        wait.status = 'cancelled';
-        wait.updated_at = tx.now.toISOString();
-        if (wait.work_item_id) {
-          const item = tx.doc.work_items.find((w) => w.id === wait.work_item_id);
-          if (item) item.blocked_by = null;
-        }
-        tx.emit('wait_cancelled', { wait_id: wait.id, reason: 'cancelled_by_operator' });
-        this.continuationEvent(tx, { type: 'WAIT.CANCEL' } );
-      }
+      if (isActiveWait(wait)) endWait(tx, wait, { status: 'cancelled', reason: 'cancelled_by_operator' });
       return wait;
     });
   }
@@ -2029,7 +1989,7 @@ export class Runtime implements RuntimeApi {
       };
       appendRecord(tx.doc, 'tasks', task);
       tx.send({ type: 'TASK.SPAWN', taskId: task.id, kind: task.kind, acceptsInput: false }, { reason: 'invocation spawned', trigger: 'agent' });
-      this.taskEvent(tx, task.id, { type: 'START' });
+      tx.tellChild(task.id, { type: 'START' });
       tx.emit('task_status_changed', { task_id: task.id, status: 'running', kind: task.kind, child_agent_id: childId });
       return task;
     });
@@ -2054,22 +2014,27 @@ export class Runtime implements RuntimeApi {
 
   async taskOutput(agentId: string, taskId: string, query: TaskOutputQuery): Promise<TaskOutputResult> {
     const q = TaskOutputQuery.parse(query);
-    const cell = await this.cell(agentId);
-    this.findTask(cell.doc, taskId);
-    const live = this.live.get(taskId);
+    const deadline = Date.now() + q.timeout_ms;
+    const statusOf = async () => this.findTask((await this.cell(agentId)).doc, taskId).status;
+    const queued = (await statusOf()) === 'queued' && !this.live.has(taskId);
     let retrieval: TaskOutputResult['retrieval_status'] = 'success';
-    if (live) {
-      if (q.block) {
-        const outcome = await waitForOutput(live.handle, { sinceBytes: live.handle.outputBytes, timeoutMs: q.timeout_ms });
+    if (q.block) {
+      // A queued task is waited for like a running one: until it starts (or ends), then for output
+      // (all of it counts as new), then, if its process ended, until its result is recorded.
+      if (queued) await this.untilTaskStatus(agentId, taskId, (status) => status !== 'queued', deadline);
+      const live = this.live.get(taskId);
+      if (live) {
+        const outcome = await waitForOutput(live.handle, { sinceBytes: queued ? 0 : live.handle.outputBytes, timeoutMs: deadline - Date.now() });
         if (outcome === 'timeout') retrieval = 'timeout';
-      } else retrieval = 'not_ready';
-    }
-    const task = this.findTask(cell.doc, taskId);
+      }
+      if (!this.live.has(taskId)) await this.untilTaskStatus(agentId, taskId, isTerminalTask, deadline);
+    } else if (this.live.has(taskId) || queued) retrieval = 'not_ready';
+    const task = this.findTask((await this.cell(agentId)).doc, taskId);
     const path = this.artifactPath(agentId, taskId);
     const bytes = await stat(path).then((s) => s.size).catch(() => 0);
     const stillLive = this.live.get(taskId);
     const preview = stillLive ? stillLive.handle.preview(q.max_bytes) : await readTail(path, q.max_bytes);
-    if (!stillLive && isTerminalTask(task.status)) retrieval = 'success';
+    if (!stillLive) retrieval = isTerminalTask(task.status) ? 'success' : q.block ? 'timeout' : 'not_ready';
     return {
       task_id: taskId,
       status: task.status,
@@ -2080,6 +2045,16 @@ export class Runtime implements RuntimeApi {
       exit_code: task.exit_code,
       artifact: { path: `artifacts/${agentId}/${taskId}.log`, bytes },
     };
+  }
+
+  /** Waits until the task's committed status satisfies `reached`, or `deadline` (epoch ms) passes. */
+  private async untilTaskStatus(agentId: string, taskId: string, reached: (status: TaskRecord['status']) => boolean, deadline: number): Promise<void> {
+    const now = () => {
+      const status = this.cells.get(agentId)?.doc.tasks.find((t) => t.id === taskId)?.status;
+      return status === undefined || reached(status);
+    };
+    const moved = (event: AgentEvent) => event.type === 'task_status_changed' && event.payload['task_id'] === taskId && reached(event.payload['status'] as TaskRecord['status']);
+    await this.bus.until(agentId, moved, deadline - Date.now(), now);
   }
 
   async taskArtifact(agentId: string, taskId: string): Promise<Readable> {
@@ -2101,7 +2076,7 @@ export class Runtime implements RuntimeApi {
         throw new DomainError('task_not_accepting_input', `task ${taskId} does not accept input (accepts_input=${task.accepts_input}, status=${task.status})`);
       }
       const bytes = await live.handle.write(req.text);
-      this.taskEvent(tx, taskId, { type: 'INPUT' });
+      tx.tellChild(taskId, { type: 'INPUT' });
       tx.emit('task_input', { task_id: taskId, bytes });
       return { task, accepted_input: true, bytes_written: bytes };
     });
@@ -2115,13 +2090,13 @@ export class Runtime implements RuntimeApi {
       const live = this.live.get(taskId);
       if (task.status === 'cancelling') force = true;
       if (!live) {
-        this.taskEvent(tx, taskId, { type: 'STOP' });
+        tx.tellChild(taskId, { type: 'STOP' });
         this.finishTaskRecord(tx, task, { status: 'cancelled', exit_code: null, reason: 'stopped' });
         return task;
       }
       task.status = 'cancelling';
       task.updated_at = tx.now.toISOString();
-      this.taskEvent(tx, taskId, { type: 'STOP' });
+      tx.tellChild(taskId, { type: 'STOP' });
       tx.emit('task_status_changed', { task_id: taskId, status: 'cancelling', force });
       void live.handle.stop();
       return task;
@@ -2228,21 +2203,22 @@ export class Runtime implements RuntimeApi {
 
   // ---------------------------------------------------------------- turn workers
 
-  async claimTurn(request: ClaimTurnRequest, signal?: AbortSignal): Promise<TurnOffer | null> {
+  async claimTurn(request: ClaimTurnRequest, signal?: AbortSignal): Promise<TurnClaim | null> {
     const req = ClaimTurnRequest.parse(request);
     return this.offers.claim(req.agent_ids ?? null, req.wait_ms, signal);
   }
 
-  async heartbeatTurn(runId: string): Promise<{ run_id: string; lease_expires_at: string }> {
-    return { run_id: runId, lease_expires_at: this.offers.heartbeat(runId) };
+  async heartbeatTurn(runId: string, request: HeartbeatTurnRequest): Promise<{ run_id: string; claim_id: string; lease_expires_at: string }> {
+    const req = HeartbeatTurnRequest.parse(request);
+    return { run_id: runId, claim_id: req.claim_id, lease_expires_at: this.offers.heartbeat(runId, req.claim_id) };
   }
 
   async completeTurn(runId: string, request: CompleteTurnRequest): Promise<{ run_id: string; applied: boolean }> {
-    const req = CompleteTurnRequest.parse(request);
-    const offer = this.offers.complete(runId);
+    const { claim_id: claimId, ...result } = CompleteTurnRequest.parse(request);
+    const offer = this.offers.complete(runId, claimId);
     await this.mutate(offer.agent_id, async (tx) => {
       if (tx.doc.state.current_run_id !== offer.run_id) throw new DomainError('stale_run_id', `run ${offer.run_id} is no longer current`);
-      this.finishTurn(tx, offer.run_id, req);
+      this.finishTurn(tx, offer.run_id, result);
     });
     return { run_id: runId, applied: true };
   }
@@ -2277,7 +2253,7 @@ export class Runtime implements RuntimeApi {
       process: { pid: process.pid, uptime_s: Math.round(process.uptime()) },
       lease: { held, holder: lease?.holder ?? null, expires_at: lease?.expires_at ?? null, fencing_token: lease?.fencing_token ?? 0 },
       dependencies: { store: { ok: storeOk, kind: this.store.kind } },
-      progress: { last_commit_at: this.lastCommitAt, stalled_agents: stalled },
+      progress: { last_commit_at: this.lastCommitAt, stalled_agents: stalled, stranded_agents: this.roster.stranded() },
     };
   }
 
@@ -2324,6 +2300,11 @@ export class Runtime implements RuntimeApi {
     if (this.lease && !this.leaseLost) await this.store.releaseLease(this.lease).catch(() => undefined);
     await this.store.close();
   }
+}
+
+/** A command task whose process runs (or is being stopped): what `maxRunningTasks` bounds. */
+function isRunningCommand(task: TaskRecord): boolean {
+  return task.cmd !== null && (task.status === 'running' || task.status === 'cancelling');
 }
 
 function callbackText(body: CallbackBody): string {

@@ -1,4 +1,5 @@
-import { DomainError, type TurnOffer } from '../domain/index.js';
+import { DomainError, type TurnClaim, type TurnOffer } from '../domain/index.js';
+import { newId } from './clock.js';
 
 interface Claim {
   /** The offer as the runtime made it (its `run_id` is the agent's current run). */
@@ -8,7 +9,7 @@ interface Claim {
 
 interface Waiter {
   agentIds: Set<string> | null;
-  resolve: (offer: TurnOffer | null) => void;
+  resolve: (claim: TurnClaim | null) => void;
 }
 
 /**
@@ -20,7 +21,6 @@ export class TurnOffers {
   private readonly claims = new Map<string, Claim>();
   private readonly waiters = new Set<Waiter>();
   private closed = false;
-  private grants = 0;
 
   constructor(private readonly now: () => Date) {}
 
@@ -34,7 +34,7 @@ export class TurnOffers {
     this.open.push(offer);
   }
 
-  async claim(agentIds: string[] | null, waitMs: number, signal?: AbortSignal): Promise<TurnOffer | null> {
+  async claim(agentIds: string[] | null, waitMs: number, signal?: AbortSignal): Promise<TurnClaim | null> {
     this.reclaimExpired();
     const wanted = agentIds ? new Set(agentIds) : null;
     const index = this.open.findIndex((o) => !wanted || wanted.has(o.agent_id));
@@ -46,10 +46,10 @@ export class TurnOffers {
     return new Promise((resolve) => {
       const waiter: Waiter = {
         agentIds: wanted,
-        resolve: (offer) => {
+        resolve: (claim) => {
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
-          resolve(offer);
+          resolve(claim);
         },
       };
       const onAbort = () => {
@@ -62,16 +62,16 @@ export class TurnOffers {
     });
   }
 
-  heartbeat(runId: string): string {
-    const claim = this.liveClaim(runId);
+  heartbeat(runId: string, claimId: string): string {
+    const claim = this.liveClaim(runId, claimId);
     claim.expiresAt = this.now().getTime() + claim.offer.lease_ms;
     return new Date(claim.expiresAt).toISOString();
   }
 
-  /** Ends a claim for completion; refused (409) once its lease expired or the run ended. */
-  complete(runId: string): TurnOffer {
-    const claim = this.liveClaim(runId);
-    this.claims.delete(runId);
+  /** Ends a claim for completion; refused (409) once its lease expired, the turn was offered again or the run ended. */
+  complete(runId: string, claimId: string): TurnOffer {
+    const claim = this.liveClaim(runId, claimId);
+    this.claims.delete(claimId);
     return claim.offer;
   }
 
@@ -88,28 +88,29 @@ export class TurnOffers {
   }
 
   /**
-   * Every claim gets its own id (`<run_id>~<n>`), so a worker whose lease expired cannot complete
-   * the turn after it was offered again to someone else.
+   * Every claim gets its own id, so a worker whose lease expired cannot heartbeat or complete the
+   * turn after it was offered again to someone else; the run keeps its one id.
    */
-  private grant(offer: TurnOffer): TurnOffer {
-    this.grants += 1;
-    const claimId = `${offer.run_id}~${this.grants}`;
+  private grant(offer: TurnOffer): TurnClaim {
+    const claimId = newId('claim');
     this.claims.set(claimId, { offer, expiresAt: this.now().getTime() + offer.lease_ms });
-    return { ...offer, run_id: claimId };
+    return { ...offer, claim_id: claimId };
   }
 
-  private liveClaim(runId: string): Claim {
+  private liveClaim(runId: string, claimId: string): Claim {
     this.reclaimExpired();
-    const claim = this.claims.get(runId);
-    if (!claim) throw new DomainError('lease_lost', `turn ${runId} is not held: its lease expired or it already ended`);
+    const claim = this.claims.get(claimId);
+    if (!claim || claim.offer.run_id !== runId) {
+      throw new DomainError('lease_lost', `turn ${runId} is not held under claim ${claimId}: its lease expired, it was offered again, or it ended`);
+    }
     return claim;
   }
 
   private reclaimExpired(): void {
     const now = this.now().getTime();
-    for (const [runId, claim] of this.claims) {
+    for (const [claimId, claim] of this.claims) {
       if (claim.expiresAt > now) continue;
-      this.claims.delete(runId);
+      this.claims.delete(claimId);
       this.offer(claim.offer);
     }
   }

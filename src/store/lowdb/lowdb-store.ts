@@ -13,7 +13,7 @@ import { DocJson, toJson } from './doc-json.js';
 import { removeDeadTempFiles, storeError } from './fs-util.js';
 import { GlobalSpace } from './global-space.js';
 import { LeaseFile } from './lease-file.js';
-import { releasePidLock, tryTakePidLock } from './pid-lock.js';
+import { WriterLock } from './writer-lock.js';
 import { RosterIndex } from './roster-index.js';
 import { Uncheckpointed } from './uncheckpointed.js';
 import { recoverIndex } from './wal-recovery.js';
@@ -76,7 +76,7 @@ export class LowdbStore implements Store {
   private repaired = new Set<string>();
   private readonly repairing = new Map<string, Promise<void>>();
   private state: 'closed' | 'open' | 'closing' = 'closed';
-  private holdsWriterLock = false;
+  private writerLock: WriterLock | null = null;
   /** Bumped when this instance takes a fencing token it did not hold before; see `CachedLoad`. */
   private generation = 0;
   private heldToken: number | null = null;
@@ -115,16 +115,20 @@ export class LowdbStore implements Store {
       throw storeError(`creating data directory ${this.location}`, err);
     }
     if (this.exclusiveProcessLock) {
-      const lock = await tryTakePidLock(this.writerLockPath).catch((err: unknown) => {
+      let result;
+      try {
+        result = WriterLock.take(this.writerLockPath);
+      } catch (err) {
         throw storeError(`taking ${this.writerLockPath}`, err);
-      });
-      if (!lock.taken) {
-        throw new DomainError('lease_lost', `data directory ${this.location} is already used by process ${lock.pid}`, {
-          pid: lock.pid,
+      }
+      if (!result.taken) {
+        const holder = result.pid === null ? 'another process' : `process ${result.pid}`;
+        throw new DomainError('lease_lost', `data directory ${this.location} is already used by ${holder}`, {
+          pid: result.pid,
           lock: this.writerLockPath,
         });
       }
-      this.holdsWriterLock = true;
+      this.writerLock = result.lock;
     }
     try {
       await removeDeadTempFiles(this.location);
@@ -339,9 +343,13 @@ export class LowdbStore implements Store {
   }
 
   private async releaseWriterLock(): Promise<void> {
-    if (!this.holdsWriterLock) return;
-    this.holdsWriterLock = false;
-    await releasePidLock(this.writerLockPath).catch(() => undefined);
+    const lock = this.writerLock;
+    this.writerLock = null;
+    try {
+      lock?.release();
+    } catch {
+      // Closing the descriptor released the kernel lock even if the unlink failed.
+    }
   }
 
   private assertOpen(): void {
