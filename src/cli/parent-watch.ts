@@ -39,7 +39,7 @@ const SHELLS = new Set(['sh', 'dash', 'bash', 'zsh', 'ksh', 'ash', 'busybox']);
  * The processes that launched this one: the parent and, while that is a shell (npm and npx run
  * commands through `sh -c`), its parent too, up to the first process that is not a shell (npm).
  */
-export function launcherChain(): number[] {
+function launcherChain(): number[] {
   const chain: number[] = [];
   let pid = process.ppid;
   while (pid > 1 && chain.length < 8) {

@@ -38,7 +38,7 @@ const tags = ['agents'];
 const resetCallbackPath = (agentId: string): string => `POST /api/control/agents/${encodeURIComponent(agentId)}/reset-callback`;
 
 /** A replayed create cannot show the capability URL again: only its hash was stored. */
-export function urlShownOnce(agentId: string): string {
+function urlShownOnce(agentId: string): string {
   return `the capability URL is shown only once, in the first response to this create; ${resetCallbackPath(agentId)} issues a new one (the old one stops working)`;
 }
 

@@ -2,7 +2,7 @@ import { HttpError } from './errors.js';
 import type { HttpApp } from './types.js';
 
 /** The `charset` parameter of a Content-Type, lower-cased and unquoted, or null without one. */
-export function charsetOf(contentType: string | undefined): string | null {
+function charsetOf(contentType: string | undefined): string | null {
   for (const parameter of (contentType ?? '').split(';').slice(1)) {
     const [name = '', value = ''] = parameter.split('=').map((part) => part.trim());
     if (name.toLowerCase() === 'charset') return value.replace(/^"(.*)"$/, '$1').toLowerCase();

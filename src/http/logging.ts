@@ -33,7 +33,7 @@ export interface LoggerConfig {
 }
 
 /** The label of the request id in every log line of a request. */
-export const REQUEST_ID_LABEL = 'req_id';
+const REQUEST_ID_LABEL = 'req_id';
 
 /** pino options: token-free request lines, Authorization always censored, JSON or plain lines. */
 export function loggerOptions(config: LoggerConfig): Record<string, unknown> {
@@ -46,7 +46,7 @@ export function loggerOptions(config: LoggerConfig): Record<string, unknown> {
   };
 }
 
-export const REQUEST_ID_HEADER = 'x-request-id';
+const REQUEST_ID_HEADER = 'x-request-id';
 
 /** What an incoming `X-Request-Id` may be to be adopted: short, printable, no spaces or quotes. */
 const ADOPTABLE_REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:/+=@-]{0,127}$/;

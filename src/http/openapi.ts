@@ -21,7 +21,7 @@ const ERROR_DESCRIPTIONS: Readonly<Record<string, string>> = {
   '503': 'Unavailable, retryable: the store is unreachable, the write lease was lost, or the server is shutting down',
 };
 
-export const OPERATION_ID = /^[a-z][A-Za-z0-9]*$/;
+const OPERATION_ID = /^[a-z][A-Za-z0-9]*$/;
 
 function isZod(value: unknown): value is z.ZodType {
   return value instanceof z.ZodType;
@@ -96,7 +96,7 @@ function refsIn(value: unknown, into: Set<string>): void {
 }
 
 /** Drops the component schemas no operation reaches (zod's registry holds every registered one). */
-export function pruneUnusedSchemas(document: Document): Document {
+function pruneUnusedSchemas(document: Document): Document {
   const components = (document['components'] ?? {}) as Record<string, unknown>;
   const schemas = (components['schemas'] ?? {}) as Record<string, unknown>;
   const reached = new Set<string>();

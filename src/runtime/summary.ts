@@ -43,7 +43,7 @@ export function statechartOf(cell: AgentCell): Record<string, unknown> {
 }
 
 /** Why a stopped agent is stopped while its seed-002 phase still reads `active`, and how to resume it. */
-export const STOPPED_HINT =
+const STOPPED_HINT =
   'stopped (by Stop or an aborted run): the lifecycle phase stays active, since Stop is a control and not a seed-002 phase; ' +
   'no turn starts and wakes are ignored until Start (POST /api/control/agents/{id}/control {"action":"start"}); queued messages are kept';
 
