@@ -57,11 +57,10 @@ function validationDetails(error: FastifyError): Record<string, unknown> {
   return { issues };
 }
 
+/** Fastify's client errors (a too-large body and an unsupported media type: see requestSpecific). */
 const FASTIFY_CLIENT_ERRORS: Readonly<Record<string, WireError>> = {
   FST_ERR_CTP_INVALID_JSON_BODY: wire(400, 'invalid_json', 'the body is not valid JSON'),
   FST_ERR_CTP_EMPTY_JSON_BODY: wire(400, 'invalid_json', 'the body is empty but the content type is application/json'),
-  FST_ERR_CTP_BODY_TOO_LARGE: wire(413, 'payload_too_large', 'the body exceeds the size limit'),
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: wire(415, 'unsupported_media_type', 'unsupported content type: this route takes application/json'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: wire(400, 'invalid_request', 'the body size does not match Content-Length'),
   FST_ERR_CTP_INVALID_TYPE: wire(400, 'invalid_request', 'a body needs a Content-Type header: this route takes application/json'),
   FST_ERR_BAD_URL: wire(400, 'invalid_request', 'malformed URL'),
