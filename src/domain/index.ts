@@ -20,3 +20,4 @@ export * from './idempotency.js';
 export * from './clone-json.js';
 export * from './json-equal.js';
 export * from './inspection.js';
+export * from './event-payloads.js';
