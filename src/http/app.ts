@@ -13,7 +13,8 @@ import { clientErrorHandler, enforceEnvelope, errorHandler } from './errors.js';
 import { registerEventRoutes } from './events.js';
 import { limitJsonDepth } from './json-depth.js';
 import { registerHealthRoutes, type RuntimeIdentity } from './health.js';
-import { registerInspectionRoutes } from './inspection.js';
+import { admitsInspectionTicket, registerInspectionRoutes } from './inspection.js';
+import { InspectionTickets } from './inspection-tickets.js';
 import { registerInspectorRoutes } from './inspector/routes.js';
 import { echoRequestId, loggerOptions, RequestLog, requestIdGenerator, type LoggerConfig } from './logging.js';
 import { registerMachineRoutes } from './machines.js';
@@ -114,7 +115,8 @@ export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
   app.addHook('onRequest', async () => {
     if (shutdown.closing) throw new DomainError('runtime_shutting_down', 'the server is shutting down');
   });
-  app.addHook('onRequest', bearerAuth(options.auth));
+  const tickets = new InspectionTickets();
+  app.addHook('onRequest', bearerAuth(options.auth, admitsInspectionTicket(tickets)));
   app.addHook('preValidation', limitJsonDepth);
   app.addHook('preClose', async () => {
     shutdown.closeAll();
@@ -148,7 +150,7 @@ export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
   registerEventRoutes(app, deps);
   registerTurnRoutes(app, deps);
   registerMachineRoutes(app, deps);
-  registerInspectionRoutes(app, deps, { secrets: options.auth.token === undefined ? [] : [options.auth.token] });
+  registerInspectionRoutes(app, deps, { secrets: options.auth.token === undefined ? [] : [options.auth.token], tickets });
   registerInspectorRoutes(app);
   await app.register(async (scope) => callbackRoutes(scope, deps));
 

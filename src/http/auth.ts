@@ -22,15 +22,15 @@ function bearerOf(header: string | undefined): string | null {
 
 /**
  * An `onRequest` hook enforcing the bearer token. Both sides are hashed first so the comparison is
- * constant-time regardless of the presented token's length.
+ * constant-time regardless of the presented token's length. `admits` lets a request without the
+ * header through on a credential of its own (an inspection ticket in a WebSocket URL).
  */
-export function bearerAuth(options: AuthOptions): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+export function bearerAuth(options: AuthOptions, admits: (request: FastifyRequest) => boolean = () => false): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const expected = options.token === undefined ? null : digest(options.token);
   return async (request) => {
     if (expected === null || !isProtectedRoute(request.routeOptions.url)) return;
     const presented = bearerOf(request.headers.authorization);
-    if (presented === null || !timingSafeEqual(digest(presented), expected)) {
-      throw new DomainError('unauthorized', 'missing or invalid bearer token');
-    }
+    if (presented !== null ? timingSafeEqual(digest(presented), expected) : admits(request)) return;
+    throw new DomainError('unauthorized', 'missing or invalid bearer token');
   };
 }

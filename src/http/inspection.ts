@@ -1,9 +1,10 @@
-import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { z } from 'zod';
 import { AgentAccepts, type InspectionMessage } from '../domain/index.js';
 import { redactText } from '../runtime/inspection-json.js';
 import { HttpError } from './errors.js';
+import { InspectionTickets } from './inspection-tickets.js';
 import { AgentParams, apiErrors, NoQuery } from './schemas.js';
 import type { ShutdownTracker } from './shutdown.js';
 import type { HttpApp, RouteDeps } from './types.js';
@@ -32,6 +33,36 @@ const InspectionStreamResponse = {
 export interface InspectionOptions {
   /** Cut out of every message besides the generic redaction (the control token). */
   secrets: readonly string[];
+  /** Single-use tickets that open the WebSocket without a bearer header (bearer mode). */
+  tickets: InspectionTickets;
+}
+
+const INSPECTION_PATH = '/api/agents/:id/inspection';
+
+const InspectionQuery = z
+  .object({ ticket: z.string().min(1).max(200).optional().describe('a ticket from POST …/inspection/tickets: opens this stream once, without a bearer header (bearer mode)') })
+  .strict();
+
+const TicketResponse = z
+  .object({
+    ok: z.literal(true),
+    ticket: z.string(),
+    expires_at: z.string(),
+    url: z.string().describe('the WebSocket URL with the ticket, for a client that cannot send Authorization (createWebSocketReceiver)'),
+  })
+  .meta({ id: 'InspectionTicket', description: 'A single-use ticket that opens the inspection WebSocket once, within 30 s' });
+
+/**
+ * The bearer hook's exception: a GET of an agent's inspection stream carrying a ticket minted for
+ * that agent. The ticket is spent whatever the outcome.
+ */
+export function admitsInspectionTicket(tickets: InspectionTickets): (request: FastifyRequest) => boolean {
+  return (request) => {
+    if (request.method !== 'GET' || request.routeOptions.url !== INSPECTION_PATH) return false;
+    const ticket = (request.query as { ticket?: unknown } | undefined)?.ticket;
+    const agentId = (request.params as { id?: unknown } | undefined)?.id;
+    return typeof ticket === 'string' && typeof agentId === 'string' && tickets.redeem(agentId, ticket);
+  };
 }
 
 function serialize(message: InspectionMessage, secrets: readonly string[]): string {
@@ -140,7 +171,7 @@ export function registerInspectionRoutes(app: HttpApp, { runtime, shutdown }: Ro
   // asks for text/event-stream (and can send a bearer header, like the inspector page).
   app.route({
     method: 'GET',
-    url: '/api/agents/:id/inspection',
+    url: INSPECTION_PATH,
     // Messages are serialised (and the secrets cut out) before they are sent.
     sse: { kind: 'dual', serializer: String },
     preHandler: agentExists,
@@ -150,7 +181,7 @@ export function registerInspectionRoutes(app: HttpApp, { runtime, shutdown }: Ro
       summary:
         "The inspection events of the agent's actors (@statelyai/inspect format), starting with the live actors as they are now: a WebSocket on upgrade (e.g. createWebSocketReceiver), else SSE (Accept: text/event-stream)",
       params: AgentParams,
-      querystring: NoQuery,
+      querystring: InspectionQuery,
       response: { 200: InspectionStreamResponse, ...apiErrors(404, 406) },
     },
     wsHandler: (socket, request) =>
@@ -160,6 +191,28 @@ export function registerInspectionRoutes(app: HttpApp, { runtime, shutdown }: Ro
       await streamInspection(reply, shutdown, request.log, (listener) => runtime.inspect(request.params.id, listener), options.secrets);
     },
   });
+
+  app.post(
+    '/api/agents/:id/inspection/tickets',
+    {
+      schema: {
+        tags,
+        operationId: 'createInspectionTicket',
+        summary: "A single-use ticket for the agent's inspection WebSocket (30 s), for clients that cannot send a bearer header",
+        params: AgentParams,
+        querystring: NoQuery,
+        response: { 201: TicketResponse, ...apiErrors(404) },
+      },
+    },
+    async (request, reply) => {
+      const agentId = request.params.id;
+      await runtime.getSummary(agentId);
+      const { ticket, expires_at } = options.tickets.issue(agentId);
+      const origin = `${request.protocol === 'https' ? 'wss' : 'ws'}://${request.host}`;
+      reply.code(201);
+      return { ok: true as const, ticket, expires_at, url: `${origin}/api/agents/${encodeURIComponent(agentId)}/inspection?ticket=${ticket}` };
+    },
+  );
 
   app.get(
     '/api/inspector/agents/:id/accepts',

@@ -5,10 +5,11 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import { prettyStream } from './pretty-log.js';
 
 const CALLBACK_PATH = /^(\/callbacks\/[^/?#]+\/)[^/?#]*/;
+const TICKET_PARAM = /([?&]ticket=)[^&#]*/g;
 
-/** A capability URL's token is a bearer secret: it never reaches a log line or an error body. */
+/** A capability URL's token, or an inspection ticket, is a bearer secret: it never reaches a log line or an error body. */
 export function redactPath(url: string): string {
-  return url.replace(CALLBACK_PATH, '$1[redacted]');
+  return url.replace(CALLBACK_PATH, '$1[redacted]').replace(TICKET_PARAM, '$1[redacted]');
 }
 
 /** Fastify's default request fields, with the callback token replaced and no headers at all. */

@@ -166,3 +166,58 @@ describe('inspection in bearer mode', () => {
     }
   });
 });
+
+describe('inspection tickets (bearer mode, for clients that cannot send a header)', () => {
+  it("Stately's own receiver connects with a single-use ticket; a spent, foreign or missing ticket is refused; tickets never reach the log", async () => {
+    const token = 'ticket-test-control-token-0987654321';
+    const running = await startServer({ token, captureLogs: true });
+    const auth = { authorization: `Bearer ${token}` };
+    const post = (path: string, body?: unknown) =>
+      fetch(`${running.base}${path}`, { method: 'POST', headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const upgrade = (url: string) =>
+      new Promise<number>((resolve) => {
+        const socket = new WebSocket(url);
+        socket.on('unexpected-response', (request, response) => {
+          request.destroy();
+          resolve(response.statusCode ?? 0);
+        });
+        socket.on('open', () => {
+          socket.close();
+          resolve(101);
+        });
+      });
+    try {
+      for (const id of ['t1', 't2']) expect((await post('/api/control/agents', { agent_id: id })).status).toBe(201);
+      expect((await fetch(`${running.base}/api/agents/t1/inspection/tickets`, { method: 'POST' })).status).toBe(401);
+      const minted = await post('/api/agents/t1/inspection/tickets');
+      expect(minted.status).toBe(201);
+      const { ticket, url } = (await minted.json()) as { ticket: string; url: string };
+      expect(url).toBe(`${running.base.replace(/^http/, 'ws')}/api/agents/t1/inspection?ticket=${ticket}`);
+
+      const receiver = createWebSocketReceiver({ server: url });
+      const events: StatelyInspectionEvent[] = [];
+      receiver.subscribe((event) => events.push(event));
+      const hub = (running.runtime as unknown as { inspection: { watches: Map<string, unknown> } }).inspection;
+      await waitFor(async () => hub.watches.has('t1'));
+      expect((await post('/api/control/agents/t1/prompt', { text: 'hello' })).status).toBe(200);
+      await waitFor(async () => statesOf(events, 't1').some((s) => JSON.stringify(s.value) === '{"active":"awakeRunning"}'), 10_000);
+
+      // Spent: the same URL opens nothing more; a ticket is for its agent only; none at all → 401.
+      expect(await upgrade(url)).toBe(401);
+      const other = (await (await post('/api/agents/t1/inspection/tickets')).json()) as { ticket: string };
+      expect(await upgrade(`${running.base.replace(/^http/, 'ws')}/api/agents/t2/inspection?ticket=${other.ticket}`)).toBe(401);
+      expect(await upgrade(`${running.base.replace(/^http/, 'ws')}/api/agents/t1/inspection?ticket=${other.ticket}`)).toBe(401);
+      expect(await upgrade(`${running.base.replace(/^http/, 'ws')}/api/agents/t1/inspection`)).toBe(401);
+      const unknown = await post('/api/agents/nobody/inspection/tickets');
+      expect([unknown.status, ((await unknown.json()) as { error: { code: string } }).error.code]).toEqual([404, 'agent_not_found']);
+
+      for (const line of running.logs) {
+        expect(line).not.toContain(ticket);
+        expect(line).not.toContain(other.ticket);
+      }
+      expect(running.logs.some((line) => line.includes('ticket=[redacted]'))).toBe(true);
+    } finally {
+      await running.close();
+    }
+  });
+});
