@@ -88,6 +88,7 @@ import { ResidentRoster } from './resident-roster.js';
 import type { TurnRunner } from './turn-runner.js';
 import { TurnOffers } from './turn-offers.js';
 import { reasonChain } from './reason-chain.js';
+import { stillHoldsLease } from './lease-check.js';
 
 /** Options of {@link Runtime.open}; every option has a default. */
 export interface RuntimeOptions {
@@ -815,13 +816,15 @@ export class Runtime implements RuntimeApi {
     if (doc.state.current_run_id) return false;
     const head = headOfQueue(doc);
     if (doc.state.phase === 'sleeping') {
-      if (!head && !doc.pending_wake_hint) {
+      // Nothing to wake for, or a wake refused until the agent is migrated: asleep holds no actor.
+      if ((!head && !doc.pending_wake_hint) || doc.refusal) {
         tx.passivate();
         return false;
       }
-      if (doc.refusal) return false;
       tx.send({ type: 'WAKE', reason: head ? `message ${head.id} queued` : 'wake hint pending' }, { reason: 'work arrived while asleep', trigger: 'system' });
       await this.drainEffects(tx);
+      // A refused wake is back asleep at once: no actor is left live for it.
+      if (tx.doc.state.phase === 'sleeping') tx.passivate();
       return true;
     }
     if (head) {
@@ -1233,7 +1236,10 @@ export class Runtime implements RuntimeApi {
     if (this.leaseLost || this.closing) return;
     const cell = await this.cell(agentId);
     await cell.run(async (tx) => {
-      for (const taskId of take()) this.launchTask(tx, taskId);
+      const taskIds = take();
+      // A command starts before the commit that records it: a fenced instance must learn first.
+      if (!(await stillHoldsLease(this.store, this.lease))) return this.onLeaseLost();
+      for (const taskId of taskIds) this.launchTask(tx, taskId);
     });
   }
 
@@ -1520,6 +1526,8 @@ export class Runtime implements RuntimeApi {
       }
       tx.emit('control_applied', { action: req.action });
       await this.drainEffects(tx);
+      // Started back asleep (it was stopped asleep): asleep holds no actor.
+      if (tx.doc.state.phase === 'sleeping') tx.passivate();
     }, req.expected_version !== undefined ? { expected_version: req.expected_version } : {});
     // The operation may have run in a fresh cell, if this one retired in between.
     return assembleSummary(await this.cell(agentId));

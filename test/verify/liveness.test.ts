@@ -36,10 +36,10 @@ describe('liveness of the machines, proven over their graphs (npm run verify run
     });
   }
 
-  it('the agent graph has every state of the machine, and Stop is checked on all 11 non-final ones', () => {
+  it('the agent graph has every state of the machine (stopped twice: awake and asleep), and Stop is checked on all 12 non-final ones', () => {
     const { graph, results } = checkLiveness(spec('agent'));
-    expect(graph.nodes.size).toBe(12);
-    expect(result(results, 'stop reachable').checked).toBe('11 non-final states');
+    expect(graph.nodes.size).toBe(13);
+    expect(result(results, 'stop reachable').checked).toBe('12 non-final states');
   });
 
   it('every continuation wait kind is held at the agent and at the work-item level, each with a matching trigger', () => {

@@ -1,5 +1,5 @@
 import type { AnyMachineSnapshot, EventObject, StateValue } from 'xstate';
-import type { ContinuationContext, ContinuationEvent, MachineName, SupervisorContext } from '../../../machines/index.js';
+import type { AgentContext, ContinuationContext, ContinuationEvent, MachineName, SupervisorContext } from '../../../machines/index.js';
 import { deriveClosure, resolveContinuation } from '../../../machines/contracts/index.js';
 import { ContinuationTriggerKind, WaitConditionKind, type ClosureDecision, type SchedulerFacts } from '../../../src/domain/index.js';
 import { FACTS_IDLE, MODELS } from '../../model/models.js';
@@ -67,6 +67,8 @@ const final: StateMatch = { label: 'a final state', holds: (s) => s.status === '
 const STOP = (to = at('stopped')): EdgeRule => ({ role: 'stop', event: 'STOP', to, seed: '000 Stop aborts the run and marks the agent not runnable' });
 const TERMINATE: EdgeRule = { role: 'terminate', event: 'TERMINATE', to: at('terminating'), seed: '002 Sleeping/Stopped: wake, terminate or recover' };
 
+const stoppedAsleep = (s: AnyMachineSnapshot) => (s.context as AgentContext).stoppedAsleep;
+
 const agent: LivenessSpec = {
   name: 'agent',
   model: MODELS.agent,
@@ -98,8 +100,13 @@ const agent: LivenessSpec = {
     },
     {
       label: 'stopped (Start)',
-      holds: at('stopped').holds,
+      holds: (s) => s.matches('stopped') && !stoppedAsleep(s),
       edges: [{ role: 'trigger', event: 'START', to: at('active'), seed: '000 Start hands the agent to the scheduler' }, TERMINATE],
+    },
+    {
+      label: 'stopped asleep (Start)',
+      holds: (s) => s.matches('stopped') && stoppedAsleep(s),
+      edges: [{ role: 'trigger', event: 'START', to: at('sleeping'), seed: '000 Start hands it to the scheduler; 002 it wakes through Waking' }, TERMINATE],
     },
     {
       label: 'initializing (its effect)',
