@@ -18,3 +18,4 @@ export * from './views.js';
 export * from './turn.js';
 export * from './clone-json.js';
 export * from './json-equal.js';
+export * from './accepts.js';

@@ -1,5 +1,6 @@
 import {
   AbortRunRequest,
+  AcceptedEvents,
   AgentStateView,
   AgentSummary,
   ControlRequest,
@@ -103,6 +104,20 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       },
     },
     async (request) => runtime.getState(request.params.id),
+  );
+
+  app.get(
+    '/api/agents/:id/accepts',
+    {
+      schema: {
+        tags,
+        summary: "The public events the agent's current state accepts (snapshot.can), each with the requests that send it and their body schemas",
+        params: AgentParams,
+        querystring: NoQuery,
+        response: { 200: AcceptedEvents, ...apiErrors(404) },
+      },
+    },
+    async (request) => runtime.accepts(request.params.id),
   );
 
   app.post(

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  AcceptedEvents,
   ActorNode,
   AgentEvent,
   AgentId,
@@ -51,6 +52,7 @@ const COMPONENTS: ReadonlyArray<readonly [z.ZodType, string]> = [
   [TurnOffer, 'TurnOffer'],
   [Readiness, 'Readiness'],
   [ActorNode, 'ActorNode'],
+  [AcceptedEvents, 'AcceptedEvents'],
 ];
 for (const [schema, id] of COMPONENTS) {
   if (!z.globalRegistry.has(schema)) z.globalRegistry.add(schema, { id });

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type {
   AbortRunRequest,
+  AcceptedEvents,
   ActorNodeShape,
   AgentEvent,
   AgentListEntry,
@@ -75,6 +76,8 @@ export interface RuntimeApi {
   listAgents(query: PageQuery): Promise<Page<AgentListEntry>>;
   getSummary(agent_id: string): Promise<AgentSummary>;
   getState(agent_id: string): Promise<AgentStateView>;
+  /** The public events the agent's current state accepts (`snapshot.can`), each with the requests that send it. */
+  accepts(agent_id: string): Promise<AcceptedEvents>;
   control(agent_id: string, request: ControlRequest): Promise<AgentSummary>;
   transition(agent_id: string, request: TransitionRequest): Promise<{ record: TransitionRecord; replayed: boolean }>;
   listTransitions(agent_id: string, query: { after_seq?: number; limit: number }): Promise<TransitionRecord[]>;

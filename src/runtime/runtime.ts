@@ -37,6 +37,7 @@ import {
   UpdateWorkItemRequest,
   WAIT_KIND_OF_WAKE,
   WakeRequest,
+  type AcceptedEvents,
   type ActorNodeShape,
   type AgentEvent,
   type AgentListEntry,
@@ -89,6 +90,7 @@ import type { TurnRunner } from './turn-runner.js';
 import { TurnOffers } from './turn-offers.js';
 import { reasonChain } from './reason-chain.js';
 import { stillHoldsLease } from './lease-check.js';
+import { acceptsOf, refusedByState, transitionEvent } from './accepts.js';
 
 /** Options of {@link Runtime.open}; every option has a default. */
 export interface RuntimeOptions {
@@ -1497,6 +1499,10 @@ export class Runtime implements RuntimeApi {
     return assembleSummary(await this.cell(agentId));
   }
 
+  async accepts(agentId: string): Promise<AcceptedEvents> {
+    return acceptsOf(this.env.logic, await this.cell(agentId));
+  }
+
   async getState(agentId: string): Promise<AgentStateView> {
     const cell = await this.cell(agentId);
     const doc = cell.doc;
@@ -1518,7 +1524,7 @@ export class Runtime implements RuntimeApi {
       if (req.action === 'stop') {
         if (tx.doc.state.status === 'stopped') return;
         if (!tx.send({ type: 'STOP', reason: 'operator stop' }, { reason: 'operator stop', trigger: 'user', initiator: 'operator', principal: 'control_token' })) {
-          throw new DomainError('illegal_transition', `agent ${agentId} cannot stop in phase ${tx.doc.state.phase}`);
+          throw refusedByState(tx.cell.ensureActor().getSnapshot(), agentId, tx.doc, 'illegal_transition', `agent ${agentId} cannot stop in phase ${tx.doc.state.phase}`);
         }
       } else {
         if (tx.doc.state.status !== 'stopped') return;
@@ -1548,12 +1554,12 @@ export class Runtime implements RuntimeApi {
   private async explicitTransition(tx: Tx, req: TransitionRequest): Promise<TransitionRecord> {
     const requestedAt = tx.now.toISOString();
     const from = tx.doc.state.phase;
-    const event = this.eventFor(req.to, req.reason, tx);
+    const event = transitionEvent(req.to, req.reason, tx.doc);
     const snapshot = tx.cell.ensureActor().getSnapshot();
-    if (!event || !snapshot.can(event)) {
-      const guarded = event && this.isGuardRefusal(req.to, tx);
-      if (guarded) throw new DomainError('guard_rejected', `guard ${guarded} refused ${from} → ${req.to}`, { guard: guarded, from, to: req.to });
-      throw new DomainError('illegal_transition', `no transition from ${from} (${statePath(snapshot.value)}) to ${req.to}`, { from, to: req.to });
+    if (!snapshot.can(event)) {
+      const guarded = this.isGuardRefusal(req.to, tx);
+      if (guarded) throw refusedByState(snapshot, tx.cell.id, tx.doc, 'guard_rejected', `guard ${guarded} refused ${from} → ${req.to}`, { guard: guarded, from, to: req.to });
+      throw refusedByState(snapshot, tx.cell.id, tx.doc, 'illegal_transition', `no transition from ${from} (${statePath(snapshot.value)}) to ${req.to}`, { from, to: req.to });
     }
     // A target without a transitional state commits at once; the phases it went through are its own.
     const at = tx.now.toISOString();
@@ -1597,23 +1603,6 @@ export class Runtime implements RuntimeApi {
     if (!opened) throw new DomainError('internal_error', `transition ${transitionId} did not commit`);
     const closed = doc.transitions.find((t) => t.evidence_refs.includes(closingRef(transitionId)));
     return closed ? { ...opened, phases: closed.phases } : opened;
-  }
-
-  private eventFor(to: TransitionRequest['to'], reason: string, tx: Tx) {
-    switch (to) {
-      case 'sleeping':
-        return { type: 'IDLE' as const, facts: factsOf(tx.doc) };
-      case 'waking':
-      case 'active':
-        return tx.doc.state.status === 'stopped' ? ({ type: 'START' as const }) : ({ type: 'WAKE' as const, reason });
-      case 'evolving':
-        return { type: 'EVOLVE' as const, reason };
-      case 'recovering':
-        return { type: 'RECOVER' as const, reason };
-      case 'terminating':
-      case 'terminated':
-        return { type: 'TERMINATE' as const, reason };
-    }
   }
 
   private isGuardRefusal(to: TransitionRequest['to'], tx: Tx): string | null {
@@ -1677,7 +1666,7 @@ export class Runtime implements RuntimeApi {
     const req = AbortRunRequest.parse(request);
     return this.mutate(agentId, async (tx) => {
       const runId = tx.doc.state.current_run_id;
-      if (!runId) throw new DomainError('no_current_run', `agent ${agentId} has no current run`);
+      if (!runId) throw refusedByState(tx.cell.ensureActor().getSnapshot(), agentId, tx.doc, 'no_current_run', `agent ${agentId} has no current run`);
       if (req.run_id && req.run_id !== runId) throw new DomainError('stale_run_id', `run ${req.run_id} is not the current run ${runId}`, { current_run_id: runId });
       this.runs.get(runId)?.abort();
       this.offers.cancel(runId);
@@ -1698,7 +1687,7 @@ export class Runtime implements RuntimeApi {
     await cell.run(async (tx) => {
       if (tx.doc.state.phase === 'terminated') return;
       if (!tx.send({ type: 'TERMINATE', reason: 'operator delete' }, { reason: 'operator delete', trigger: 'user', initiator: 'operator' })) {
-        throw new DomainError('illegal_transition', `agent ${agentId} cannot terminate from ${tx.doc.state.phase}`);
+        throw refusedByState(tx.cell.ensureActor().getSnapshot(), agentId, tx.doc, 'illegal_transition', `agent ${agentId} cannot terminate from ${tx.doc.state.phase}`);
       }
       await tx.flush();
       await this.drainEffects(tx);

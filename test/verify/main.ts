@@ -1,20 +1,32 @@
 import { parseArgs } from 'node:util';
 import { livenessReport } from './liveness/report.js';
+import { CI_BOUNDS, DEEP_BOUNDS } from './model-check/model.js';
+import { faultReport, modelCheckReport } from './model-check/report.js';
 
-/**
- * `npm run verify [-- --deep]`: the liveness proofs over every machine. Exits 1 when a property
- * is violated, after printing its counterexamples.
- */
+const USAGE = `usage: npm run verify [-- --deep]
+
+  1. liveness of every machine, proven over its graph (xstate/graph, the model tests' events)
+  2. the seed-002 invariants, model-checked over the composed system (CI bound; --deep: the larger one)
+  3. the fault-injected variants, each of which the model checker must catch
+
+Exits 1 when a property or invariant is violated (its counterexamples are printed) or a fault is missed.`;
+
 async function main(argv: string[]): Promise<number> {
   const { values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options: { deep: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } } });
   if (values.help) {
-    console.log('usage: npm run verify [-- --deep]\n\n  liveness of every machine (xstate/graph)');
+    console.log(USAGE);
     return 0;
   }
-  console.log('== liveness (xstate/graph over the model tests\' events) ==\n');
+  console.log("== 1. liveness (xstate/graph over the model tests' events) ==\n");
   const liveness = livenessReport();
   console.log(liveness.text);
-  return liveness.ok ? 0 : 1;
+  console.log(`\n== 2. seed-002 invariants, model-checked (${values.deep ? 'deep' : 'CI'} bound) ==\n`);
+  const invariants = modelCheckReport(values.deep ? 'deep' : 'CI', values.deep ? DEEP_BOUNDS : CI_BOUNDS);
+  console.log(invariants.text);
+  console.log('\n== 3. fault injection (CI bound, each explored until its counterexample) ==\n');
+  const faults = faultReport(CI_BOUNDS);
+  console.log(faults.text);
+  return liveness.ok && invariants.ok && faults.ok ? 0 : 1;
 }
 
 main(process.argv.slice(2)).then(

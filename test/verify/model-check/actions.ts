@@ -248,6 +248,8 @@ function agentActions(ctx: StepContext, i: number, a: number): Action[] {
   const takes = (event: AgentEvent) => ctx.model.machines.agent.step(doc.a, event as AgentEvent & Record<string, unknown>).taken;
   const live = idle && (phase !== 'terminated' || !!ctx.model.faults.acceptTerminated);
   const actions: Action[] = [
+    // Also from an instance that no longer holds the lease (its copy of the document was dropped).
+    ...Array.from({ length: TASK_SLOTS }, (_, slot) => ({ label: name(`launch task-${slot + 1}`), when: idle && !!me.launches[a]?.[slot], run: (c: StepContext) => launch(c, i, a, slot) })),
     { label: name('initialize'), when: idle && phase === 'created', run: (c) => c.op(i, a, (d) => d.phase === 'created' && d.send({ type: 'INITIALIZE' }) && 'flush') },
     { label: name('prompt'), when: live && status !== 'stopped' && doc.q < MAX_QUEUE, run: (c) => c.op(i, a, (d) => statusOf(c.model, d.doc) !== 'stopped' && d.doc.q < MAX_QUEUE && (d.doc.q += 1) > 0 && (d.touch(), true)) },
     { label: name('exec'), when: live && phase === 'active' && status !== 'stopped' && freeSlot(ctx.model, doc) >= 0, run: (c) => c.op(i, a, (d, _cell, after) => d.phase === 'active' && statusOf(c.model, d.doc) !== 'stopped' && spawnTask(c, i, a, d, after)) },
@@ -284,7 +286,6 @@ function agentActions(ctx: StepContext, i: number, a: number): Action[] {
     actions.push({ label: name('scheduler step'), when: stepped, run: (c) => schedule(c, i, a) });
     actions.push({ label: name('turn finishes'), when: idle && !!me.runs[a], run: (c) => finishTurn(c, i, a, false) });
     actions.push({ label: name('turn finishes, starting a task'), when: idle && !!me.runs[a] && freeSlot(ctx.model, doc) >= 0, run: (c) => finishTurn(c, i, a, true) });
-    for (let slot = 0; slot < TASK_SLOTS; slot++) actions.push({ label: name(`launch task-${slot + 1}`), when: idle && !!me.launches[a]?.[slot], run: (c) => launch(c, i, a, slot) });
     for (const variant of ['ok', 'timeout'] as const) {
       if (variant === 'timeout' && !cell.pending.includes('terminate')) continue;
       actions.push({

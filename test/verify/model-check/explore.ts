@@ -22,13 +22,15 @@ export interface ExplorationResult {
   violations: Array<{ violation: Violation; path: Counterexample }>;
   /** Stopped early at `maxStates` (the bound was not exhausted). */
   truncated: boolean;
+  /** What the explored states include (so a bound is seen not to be vacuous): agent phases, fenced instances, takeovers. */
+  seen: Set<string>;
 }
 
 export interface ExploreOptions {
   /** Safety net: stop after this many states (reported as truncated). */
   maxStates?: number;
-  /** Stop at the first violation (fault-injection tests). */
-  stopAtFirst?: boolean;
+  /** Stop at the first violation of this invariant (fault-injection runs). */
+  until?: InvariantId;
   /** Deduplicate whole states (the full product) instead of projections: for the test that compares them. */
   product?: boolean;
   /** Called with every step explored (the independence check of the projections). */
@@ -73,6 +75,14 @@ export function explore(model: Model, options: ExploreOptions = {}): Exploration
     violations.push({ violation, path: pathTo(model, id, parent, via, violation, last) });
   };
   for (const v of stateViolations(model, initial)) report(v, 0);
+  const features = new Set<string>();
+  const note = (state: ModelState) => {
+    for (const entry of state.store) if (entry) features.add(`phase:${phaseOf(model, entry.doc)}/${statusOf(model, entry.doc)}`);
+    if (state.inst.some((i) => i.up && i.lost)) features.add('an instance fenced');
+    if (state.inst.every((i) => i.up && !i.lost)) features.add('both instances up');
+    if (state.procs.some((slots) => slots.some((owner) => owner >= 0))) features.add('a process running');
+    features.add(`token:${state.lease.tok}`);
+  };
   let depth = 0;
   outer: while (frontier.length > 0) {
     const next: ModelState[] = [];
@@ -84,6 +94,7 @@ export function explore(model: Model, options: ExploreOptions = {}): Exploration
         transitions += 1;
         options.onStep?.(state, step);
         for (const v of stepViolations(model, state, step)) report(v, id, step.label);
+        if (options.until !== undefined && seen.has(options.until)) break outer;
         const keys = keysOf(step.state);
         if (keys.every((key) => index.has(key))) continue;
         for (const key of keys) index.add(key);
@@ -92,7 +103,8 @@ export function explore(model: Model, options: ExploreOptions = {}): Exploration
         via.push(step.label);
         depthOf.push(depth + 1);
         for (const v of stateViolations(model, step.state)) report(v, child);
-        if (options.stopAtFirst && violations.length > 0) break outer;
+        note(step.state);
+        if (options.until !== undefined && seen.has(options.until)) break outer;
         if (parent.length >= maxStates) {
           truncated = true;
           break outer;
@@ -105,7 +117,7 @@ export function explore(model: Model, options: ExploreOptions = {}): Exploration
     frontierIds = nextIds;
     if (next.length > 0) depth += 1;
   }
-  return { states: parent.length, transitions, depth, ms: performance.now() - started, machineCalls: calls(), violations, truncated };
+  return { states: parent.length, transitions, depth, ms: performance.now() - started, machineCalls: calls(), violations, truncated, seen: features };
 }
 
 /** The shortest path to state `id` (plus a last step, for a step violation), replayed for its state descriptions. */
