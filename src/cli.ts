@@ -6,9 +6,12 @@ import { buildApp } from './http/app.js';
 import { isHeapGrowthPercent, limitHeapGrowth } from './runtime/heap-growth.js';
 import { inspectLog } from './runtime/inspect-log.js';
 import { Runtime } from './runtime/runtime.js';
+import { MIGRATE_DRY_RUN_USAGE, migrateDryRunCommand, REPLAY_HELP, REPLAY_USAGE, replayCommand } from './replay/commands.js';
 
 const USAGE = `usage: holon-xstate serve [options]
        holon-xstate migrate --data-dir <dir> [--agent <id>]
+       holon-xstate ${MIGRATE_DRY_RUN_USAGE}
+       holon-xstate ${REPLAY_USAGE}
 
 serve:
 
@@ -27,7 +30,9 @@ migrate: rewrites intact snapshots of another schema version at the current one,
   whose wake was refused (snapshot_incompatible) can become Active again. Run it with the server
   stopped (it takes the data directory's write lease).
   --data-dir <dir>   data directory (default ./data)
-  --agent <id>       only this agent (default: every agent)`;
+  --agent <id>       only this agent (default: every agent)
+
+${REPLAY_HELP}`;
 
 const LOCAL_HOST = '127.0.0.1';
 
@@ -133,6 +138,10 @@ async function serve(config: ServeConfig): Promise<void> {
 }
 
 async function migrate(args: string[]): Promise<void> {
+  if (args.includes('--dry-run')) {
+    process.exitCode = await migrateDryRunCommand(args);
+    return;
+  }
   const { values } = parseArgs({
     args,
     strict: true,
@@ -164,6 +173,10 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command === 'migrate') {
     await migrate(rest);
+    return;
+  }
+  if (command === 'replay') {
+    process.exitCode = await replayCommand(rest);
     return;
   }
   if (command !== 'serve') {

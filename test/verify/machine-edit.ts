@@ -56,3 +56,28 @@ export function withoutGuard(machine: AnyStateMachine, path: string, event: stri
     delete target['guard'];
   });
 }
+
+/** A copy whose top-level state `from` is called `to`, every transition into it retargeted. */
+export function withStateRenamed(machine: AnyStateMachine, from: string, to: string): AnyStateMachine {
+  const retarget = (value: unknown): unknown => {
+    if (typeof value === 'string') return value === from ? to : value === `#${machine.id}.${from}` ? `#${machine.id}.${to}` : value;
+    if (Array.isArray(value)) return value.map(retarget);
+    if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+      const node = value as Record<string, unknown>;
+      return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === 'target' ? retarget(v) : retargetTransitions(k, v)]));
+    }
+    return value;
+  };
+  // `on` values are targets (strings) or transition objects; `states` maps keys to nodes.
+  const retargetTransitions = (key: string, value: unknown): unknown => {
+    if (key === 'on' && value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([event, t]) => [event, retarget(t)]));
+    if (key === 'states' && value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, retarget(v)]));
+    return retarget(value);
+  };
+  return editMachine(machine, (root) => {
+    const states = root.states ?? {};
+    const renamed = Object.fromEntries(Object.entries(states).map(([k, v]) => [k === from ? to : k, v]));
+    root.states = retarget(renamed) as Record<string, ConfigNode>;
+    if (root['initial'] === from) root['initial'] = to;
+  });
+}
