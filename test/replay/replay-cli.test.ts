@@ -1,13 +1,13 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TransitionRecord, type AgentEvent, type Snapshot } from '../../src/domain/index.js';
+import { TransitionRecord, type AgentEvent } from '../../src/domain/index.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { signed } from '../../src/runtime/snapshots.js';
 import { CommittedView } from '../../src/store/lowdb/read-committed.js';
+import { editLatestSnapshot } from '../durability/fixtures/snapshot-edit.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const DORMANT = 'test/replay/fixtures/machines-dormant.ts';
@@ -70,12 +70,7 @@ beforeAll(async () => {
   } finally {
     await runtime.close();
   }
-  const path = join(dataDir, 'agents', 'legacy', 'doc.json');
-  const file = JSON.parse(await readFile(path, 'utf8')) as { doc: { snapshots: Snapshot[] } };
-  const latest = file.doc.snapshots.at(-1) as Snapshot;
-  const { checksum: _checksum, ...recovery } = latest.recovery;
-  file.doc.snapshots[file.doc.snapshots.length - 1] = signed({ ...latest, recovery: { ...recovery, schema_version: 7 } });
-  await writeFile(path, JSON.stringify(file));
+  await editLatestSnapshot(dataDir, 'legacy', (snapshot) => (snapshot.recovery.schema_version = 7), { resign: true });
 }, 60_000);
 
 afterAll(async () => {

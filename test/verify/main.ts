@@ -21,7 +21,7 @@ async function main(argv: string[]): Promise<number> {
   const liveness = livenessReport();
   console.log(liveness.text);
   console.log(`\n== 2. seed-002 invariants, model-checked (${values.deep ? 'deep' : 'CI'} bound) ==\n`);
-  const invariants = modelCheckReport(values.deep ? 'deep' : 'CI', values.deep ? DEEP_BOUNDS : CI_BOUNDS);
+  const invariants = modelCheckReport(values.deep ? 'deep' : 'CI', values.deep ? DEEP_BOUNDS : CI_BOUNDS, (line) => process.stderr.write(`${line}\n`));
   console.log(invariants.text);
   console.log('\n== 3. fault injection (CI bound, each explored until its counterexample) ==\n');
   const faults = faultReport(CI_BOUNDS);

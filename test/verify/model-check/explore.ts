@@ -33,6 +33,8 @@ export interface ExploreOptions {
   until?: InvariantId;
   /** Deduplicate whole states (the full product) instead of projections: for the test that compares them. */
   product?: boolean;
+  /** Called after each breadth-first level (progress for long runs). */
+  onLevel?: (depth: number, states: number, ms: number) => void;
   /** Called with every step explored (the independence check of the projections). */
   onStep?: (before: ModelState, step: Outcome) => void;
 }
@@ -116,6 +118,7 @@ export function explore(model: Model, options: ExploreOptions = {}): Exploration
     frontier = next;
     frontierIds = nextIds;
     if (next.length > 0) depth += 1;
+    options.onLevel?.(depth, parent.length, performance.now() - started);
   }
   return { states: parent.length, transitions, depth, ms: performance.now() - started, machineCalls: calls(), violations, truncated, seen: features };
 }

@@ -15,8 +15,8 @@ function boundsLine(bounds: Bounds): string {
 }
 
 /** The seed-002 invariants over every state the bound reaches: a table, the figures, any counterexample. */
-export function modelCheckReport(name: string, bounds: Bounds): ModelCheckReport {
-  const result = explore(createModel(bounds));
+export function modelCheckReport(name: string, bounds: Bounds, progress?: (line: string) => void): ModelCheckReport {
+  const result = explore(createModel(bounds), progress ? { onLevel: (depth, states, ms) => progress(`  depth ${depth}: ${states.toLocaleString('en')} states, ${(ms / 1000).toFixed(0)} s`) } : {});
   const violated = new Map(result.violations.map((v) => [v.violation.invariant, v]));
   const rows = (Object.keys(INVARIANTS) as unknown as InvariantId[]).map((id) => {
     const found = violated.get(Number(id) as InvariantId);
