@@ -5,6 +5,7 @@ import type { Lease } from '../src/store/index.js';
 import { scratchDir } from './lib/fixtures.js';
 import { progress, runBenchmark } from './lib/harness.js';
 import { median, pairwiseRatios } from './lib/stats.js';
+import { Versions } from './lib/versions.js';
 
 /**
  * The durable path's commits/s against the disk's limit, measured in the same run.
@@ -68,16 +69,6 @@ async function sharedLog(dir: string): Promise<number> {
 /** A document about the size of a fresh agent's (4 KiB). */
 function doc(i: number): Record<string, unknown> {
   return { i, padding: 'p'.repeat(4000) };
-}
-
-class Versions {
-  private readonly map = new Map<string, number | null>();
-  get(id: string): number | null {
-    return this.map.get(id) ?? null;
-  }
-  set(id: string, version: number): void {
-    this.map.set(id, version);
-  }
 }
 
 /** Commits/s of `ROUNDS_PER_RUN` rounds of one commit to each agent, all issued at once per round. */

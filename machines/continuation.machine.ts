@@ -7,6 +7,7 @@ import type {
   WakeDisposition,
 } from '../src/domain/index.js';
 import { resolveContinuation, type ContinuationTrigger } from './contracts/continuation.js';
+import { waitMatchesMessage, type MatchedMessage } from './contracts/waits.js';
 import { wakeHintDisposition } from './contracts/wake-hint.js';
 
 /**
@@ -34,6 +35,8 @@ export interface PendingWakeHint {
 export interface ContinuationContext extends ContinuationInput {
   wait: ActiveWait | null;
   resolution: ContinuationResolution | null;
+  /** The last trigger satisfied the wait held (waitMatchesMessage): its claim ends the wait. */
+  waitSatisfied: boolean;
   hint: PendingWakeHint | null;
   lastDisposition: WakeDisposition | null;
 }
@@ -41,7 +44,7 @@ export interface ContinuationContext extends ContinuationInput {
 export type ContinuationEvent =
   | ({ type: 'WAIT.SET' } & ActiveWait)
   | { type: 'WAIT.CANCEL' }
-  | { type: 'TRIGGER'; trigger: ContinuationTrigger; prior: ClosureDecision | null }
+  | { type: 'TRIGGER'; trigger: ContinuationTrigger; prior: ClosureDecision | null; message: MatchedMessage }
   | { type: 'RESOLUTION.APPLIED' }
   | { type: 'WAKE_HINT'; hint: PendingWakeHint; status: AgentStatus; queueDepth: number }
   | { type: 'HINT.FLUSH' }
@@ -69,7 +72,14 @@ export const continuationMachine = setup({
     isIgnoredHint: ({ event }) => dispositionOf(event) === 'ignored',
     isCoalescedHint: ({ event }) => dispositionOf(event) === 'coalesced',
     hasWait: ({ context }) => context.wait !== null,
-    matchedWaitingReason: ({ context }) => context.resolution?.matched_waiting_reason === true,
+    /**
+     * The claimed trigger satisfies the wait held (waitMatchesMessage): the runtime resolves that
+     * wait's record in the same claim, so the statechart lets it go too. How the trigger is
+     * classified (matched_waiting_reason, resolveContinuation) decides the model re-entry, not
+     * the wait's end: an agent-level operator wait reads as an external change to the closure,
+     * yet only an operator prompt ends it.
+     */
+    triggerSatisfiesWait: ({ context }) => context.waitSatisfied === true,
   },
   actions: {
     setWait: assign({
@@ -79,10 +89,12 @@ export const continuationMachine = setup({
           : null,
     }),
     clearWait: assign({ wait: null }),
-    resolve: enqueueActions(({ event, enqueue }) => {
+    resolve: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'TRIGGER') return;
       const resolution = resolveContinuation(event.trigger, event.prior);
-      enqueue.assign({ resolution });
+      const held = context.wait;
+      const waitSatisfied = held !== null && waitMatchesMessage({ kind: held.kind, subject_ref: held.resource }, event.message);
+      enqueue.assign({ resolution, waitSatisfied });
       enqueue.emit({ type: 'continuation.resolved', resolution });
     }),
     storeHint: assign({ hint: ({ event, context }) => (event.type === 'WAKE_HINT' ? event.hint : context.hint) }),
@@ -98,7 +110,7 @@ export const continuationMachine = setup({
   },
 }).createMachine({
   id: 'continuation',
-  context: ({ input }) => ({ ...input, wait: null, resolution: null, hint: null, lastDisposition: null }),
+  context: ({ input }) => ({ ...input, wait: null, resolution: null, waitSatisfied: false, hint: null, lastDisposition: null }),
   type: 'parallel',
   states: {
     wait: {
@@ -120,7 +132,7 @@ export const continuationMachine = setup({
         resolving: {
           on: {
             'RESOLUTION.APPLIED': [
-              { guard: 'matchedWaitingReason', target: 'idle', actions: 'clearWait' },
+              { guard: 'triggerSatisfiesWait', target: 'idle', actions: 'clearWait' },
               { guard: 'hasWait', target: 'waiting' },
               { target: 'idle' },
             ],

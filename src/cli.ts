@@ -7,6 +7,8 @@ import { isHeapGrowthPercent, limitHeapGrowth } from './runtime/heap-growth.js';
 import { inspectLog } from './runtime/inspect-log.js';
 import { Runtime } from './runtime/runtime.js';
 import { MIGRATE_DRY_RUN_USAGE, migrateDryRunCommand, REPLAY_HELP, REPLAY_USAGE, replayCommand } from './replay/commands.js';
+import { createStore } from './store/index.js';
+import { parseConnectionUrl } from './store/postgres/connection.js';
 
 const USAGE = `usage: holon-xstate serve [options]
        holon-xstate migrate --data-dir <dir> [--agent <id>]
@@ -16,6 +18,9 @@ const USAGE = `usage: holon-xstate serve [options]
 serve:
 
   --data-dir <dir>   data directory (default ./data)
+  --store <url>      keep agents in PostgreSQL instead of lowdb in --data-dir (or env
+                     HOLON_DATABASE_URL): postgres://user:password@host:port/database, or
+                     postgres://user@/database?host=/run/postgresql over a unix socket
   --port <n>         TCP port, 0 = any free port (default 8080)
   --host <addr>      bind address (default 127.0.0.1; ignored in local mode)
   --token <secret>   control token (or env HOLON_TOKEN); without one: local mode, 127.0.0.1 only
@@ -38,6 +43,8 @@ const LOCAL_HOST = '127.0.0.1';
 
 interface ServeConfig {
   dataDir: string;
+  /** `--store` or HOLON_DATABASE_URL: a PostgreSQL URL; undefined keeps lowdb in dataDir. */
+  storeUrl: string | undefined;
   port: number;
   host: string;
   token: string | undefined;
@@ -57,6 +64,7 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): ServeConfig {
     allowPositionals: false,
     options: {
       'data-dir': { type: 'string', default: './data' },
+      store: { type: 'string' },
       port: { type: 'string', default: '8080' },
       host: { type: 'string' },
       token: { type: 'string' },
@@ -66,6 +74,9 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): ServeConfig {
       'heap-growth': { type: 'string' },
     },
   });
+  const storeUrl = values.store ?? (env['HOLON_DATABASE_URL'] || undefined);
+  // A malformed URL is a usage error, before anything connects (the message never echoes a password).
+  if (storeUrl !== undefined) parseConnectionUrl(storeUrl);
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`invalid --port ${values.port}`);
   const heapGrowth = values['heap-growth'] === undefined ? undefined : Number(values['heap-growth']);
@@ -77,6 +88,7 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): ServeConfig {
   const host = token === undefined ? LOCAL_HOST : (requestedHost ?? LOCAL_HOST);
   return {
     dataDir: resolve(values['data-dir']),
+    storeUrl,
     port,
     host,
     token,
@@ -91,8 +103,10 @@ function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): ServeConfig {
 async function serve(config: ServeConfig): Promise<void> {
   if (config.heapGrowth !== undefined) limitHeapGrowth(config.heapGrowth);
   const recorder = config.inspectLog ? inspectLog(config.inspectLog) : null;
+  const store = config.storeUrl === undefined ? undefined : createStore({ kind: 'postgres', url: config.storeUrl });
   const runtime = await Runtime.open({
     dataDir: config.dataDir,
+    ...(store === undefined ? {} : { store }),
     // After a crash the old lease is still unexpired: wait it out instead of failing.
     leaseWaitMs: 12_000,
     ...(config.nodeId ? { nodeId: config.nodeId } : {}),
@@ -132,6 +146,7 @@ async function serve(config: ServeConfig): Promise<void> {
       : 'auth: bearer (Authorization: Bearer <token> required on /api/*)',
   );
   console.log(`data dir: ${config.dataDir}`);
+  if (store !== undefined) console.log(`store: ${store.location}`);
   console.log(`node id: ${runtime.nodeId}`);
   if (config.inspectLog) console.log(`inspection log: ${config.inspectLog}`);
   if (config.heapGrowth !== undefined) console.log(`heap growth: ${config.heapGrowth}% over the live heap`);

@@ -6,6 +6,8 @@ export const config = defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Records where the run's PostgreSQL cluster is; the first suite that needs it starts it.
+    globalSetup: ['test/pg/global-setup.ts'],
     // The JSON report is what .ci/run reads its pass/fail totals from.
     reporters: ['default', ['json', { outputFile: 'reports/vitest.json' }]],
   },

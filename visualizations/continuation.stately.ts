@@ -27,7 +27,7 @@ export const machine = createMachine(
           resolving: {
             on: {
               'RESOLUTION.APPLIED': [
-                { target: 'idle', guard: 'matchedWaitingReason', actions: ['clearWait'] },
+                { target: 'idle', guard: 'triggerSatisfiesWait', actions: ['clearWait'] },
                 { target: 'waiting', guard: 'hasWait' },
                 { target: 'idle' },
               ],
@@ -96,7 +96,7 @@ export const machine = createMachine(
       hasWait: () => true,
       isCoalescedHint: () => true,
       isIgnoredHint: () => true,
-      matchedWaitingReason: () => true,
+      triggerSatisfiesWait: () => true,
     },
     actions: {
       clearHint: () => {},

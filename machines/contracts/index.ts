@@ -6,8 +6,8 @@ export {
   workSignal,
 } from './work-item.js';
 export type { ProjectedWorkItem, WaitingSchedulingState, WaitingWorkItem, WorkItemFact } from './work-item.js';
-export { activeAgentWaits, activeWaitsOf, isActiveWait } from './waits.js';
-export type { WaitFact } from './waits.js';
+export { activeAgentWaits, activeWaitsOf, externalTriggerOf, isActiveWait, strandedReason, waitMatchesMessage } from './waits.js';
+export type { MatchedMessage, MatchedWait, StrandedReason, WaitFact, WaitSubject } from './waits.js';
 export { derivePosture } from './posture.js';
 export { deriveClosure } from './closure.js';
 export { resolveContinuation } from './continuation.js';

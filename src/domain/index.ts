@@ -16,6 +16,8 @@ export * from './facts.js';
 export * from './requests.js';
 export * from './views.js';
 export * from './turn.js';
+export * from './idempotency.js';
 export * from './clone-json.js';
 export * from './json-equal.js';
+export * from './inspection.js';
 export * from './accepts.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AgentConfig, AgentId, ControlAction } from './agent.js';
+import { AgentConfig, AgentId, AgentStatus, ControlAction } from './agent.js';
 import { TransitionTarget } from './transition.js';
 import { WaitWake } from './wait.js';
 import { DeliveryMode } from './trigger.js';
@@ -168,4 +168,11 @@ export const PageQuery = z
   })
   .strict();
 export type PageQuery = z.infer<typeof PageQuery>;
+
+/** `ListAgents`' query: a page of the roster, optionally only ids containing `q` (any case) or one `status`. */
+export const AgentListQuery = PageQuery.extend({
+  q: z.string().trim().min(1).max(128).optional(),
+  status: AgentStatus.optional(),
+}).strict();
+export type AgentListQuery = z.infer<typeof AgentListQuery>;
 

@@ -60,10 +60,24 @@ export const TurnOffer = z.object({
 });
 export type TurnOffer = z.infer<typeof TurnOffer>;
 
+/**
+ * A turn as a worker holds it: the offer (its `run_id` is the agent's `current_run_id`, the same
+ * id the summary, the list and the events carry) plus `claim_id`, which names this offer of the
+ * turn. A turn whose lease expires is offered again under the same `run_id` with a new `claim_id`,
+ * so a heartbeat or completion of the earlier claim is refused.
+ */
+export const TurnClaim = TurnOffer.extend({ claim_id: z.string() });
+export type TurnClaim = z.infer<typeof TurnClaim>;
+
+const ClaimId = z.string().min(1).max(200).describe('the claim_id the claim answered with');
+
 export const ClaimTurnRequest = z
   .object({ agent_ids: z.array(z.string().min(1).max(128)).max(100).optional(), wait_ms: z.number().int().min(0).max(60_000).default(0) })
   .strict();
 export type ClaimTurnRequest = z.infer<typeof ClaimTurnRequest>;
 
-export const CompleteTurnRequest = TurnResult.strict();
+export const HeartbeatTurnRequest = z.object({ claim_id: ClaimId }).strict();
+export type HeartbeatTurnRequest = z.infer<typeof HeartbeatTurnRequest>;
+
+export const CompleteTurnRequest = TurnResult.extend({ claim_id: ClaimId }).strict();
 export type CompleteTurnRequest = z.infer<typeof CompleteTurnRequest>;

@@ -92,6 +92,11 @@ export const Readiness = z.object({
   process: z.object({ pid: z.number().int(), uptime_s: z.number() }),
   lease: z.object({ held: z.boolean(), holder: z.string().nullable(), expires_at: z.string().nullable(), fencing_token: z.number().int() }),
   dependencies: z.object({ store: z.object({ ok: z.boolean(), kind: z.string() }) }),
-  progress: z.object({ last_commit_at: z.string().nullable(), stalled_agents: z.array(z.string()) }),
+  progress: z.object({
+    last_commit_at: z.string().nullable(),
+    stalled_agents: z.array(z.string()),
+    /** Agents left waiting on something that can no longer happen (a wait on a task or timer that ended with nothing on the way). */
+    stranded_agents: z.array(z.object({ agent_id: z.string(), waits: z.array(z.object({ wait_id: z.string(), reason: z.string() })) })),
+  }),
 });
 export type Readiness = z.infer<typeof Readiness>;

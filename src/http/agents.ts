@@ -1,17 +1,17 @@
 import {
   AbortRunRequest,
-  AcceptedEvents,
+  AgentListQuery,
+  StateAccepts,
   AgentStateView,
   AgentSummary,
   ControlRequest,
   CreateAgentRequest,
-  PageQuery,
   Snapshot,
   TransitionRequest,
 } from '../domain/index.js';
 import { triggerUrl } from './capability-url.js';
 import { ifMatchIntoBody } from './concurrency.js';
-import { idempotencyKey, respondIdempotently } from './idempotency.js';
+import { idempotencyKey } from './idempotency.js';
 import { mutation } from './mutation.js';
 import { ListQuery, pageOf } from './paging.js';
 import {
@@ -70,8 +70,8 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
     {
       schema: {
         tags,
-        summary: 'The agent roster, paged',
-        querystring: PageQuery,
+        summary: 'The agent roster, paged; `q` keeps ids containing it (any case), `status` one AgentStatus',
+        querystring: AgentListQuery,
         response: { 200: AgentListPage, ...apiErrors() },
       },
     },
@@ -114,7 +114,7 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
         summary: "The public events the agent's current state accepts (snapshot.can), each with the requests that send it and their body schemas",
         params: AgentParams,
         querystring: NoQuery,
-        response: { 200: AcceptedEvents, ...apiErrors(404) },
+        response: { 200: StateAccepts, ...apiErrors(404) },
       },
     },
     async (request) => runtime.accepts(request.params.id),
@@ -135,9 +135,9 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       },
     },
     async (request, reply) =>
-      respondIdempotently(runtime, request, reply, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
-        body: { ok: true as const, agent: await runtime.control(request.params.id, request.body) },
+        body: { ok: true as const, agent: await runtime.control(request.params.id, request.body, options) },
       })),
   );
 
@@ -156,8 +156,8 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       },
     },
     async (request, reply) =>
-      respondIdempotently(runtime, request, reply, async () => {
-        const { record, replayed } = await runtime.transition(request.params.id, request.body);
+      mutation(request, reply, async (options) => {
+        const { record, replayed } = await runtime.transition(request.params.id, request.body, options);
         if (replayed) reply.header('Idempotent-Replay', 'true');
         return { status: 201, body: { ok: true as const, ...record } };
       }),
@@ -195,9 +195,9 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 201,
-        body: { ok: true as const, ...(await runtime.takeSnapshot(request.params.id)) },
+        body: { ok: true as const, ...(await runtime.takeSnapshot(request.params.id, options)) },
       })),
   );
 
@@ -243,9 +243,9 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
-        body: { ok: true as const, ...(await runtime.abortRun(request.params.id, request.body ?? {})) },
+        body: { ok: true as const, ...(await runtime.abortRun(request.params.id, request.body ?? {}, options)) },
       })),
   );
 
@@ -263,9 +263,9 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
-        body: { ok: true as const, agent: await runtime.terminate(request.params.id) },
+        body: { ok: true as const, agent: await runtime.terminate(request.params.id, options) },
       })),
   );
 }

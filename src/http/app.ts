@@ -1,6 +1,7 @@
 import Fastify, { type FastifyReply, type FastifyRequest, type FastifySchema } from 'fastify';
 import { fastifySSE } from '@fastify/sse';
 import fastifySwagger from '@fastify/swagger';
+import fastifyWebsocket from '@fastify/websocket';
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -17,6 +18,8 @@ import { clientErrorHandler, enforceEnvelope, errorHandler, notFoundHandler } fr
 import { registerEventRoutes } from './events.js';
 import { limitJsonDepth } from './json-depth.js';
 import { registerHealthRoutes, type RuntimeIdentity } from './health.js';
+import { registerInspectionRoutes } from './inspection.js';
+import { registerInspectorRoutes } from './inspector/routes.js';
 import { loggerOptions, type LoggerConfig } from './logging.js';
 import { registerMachineRoutes } from './machines.js';
 import { registerMessageRoutes } from './messages.js';
@@ -107,6 +110,9 @@ export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
   app.addHook('onSend', enforceEnvelope);
+  // Before the hooks that can refuse a request: its own onRequest hook marks an upgrade, so a
+  // refused upgrade (401, 503) still has its socket closed once the answer is sent.
+  await app.register(fastifyWebsocket, { options: { maxPayload: 64 * 1024 } });
   app.addHook('onRequest', async () => {
     if (shutdown.closing) throw new DomainError('runtime_shutting_down', 'the server is shutting down');
   });
@@ -142,6 +148,8 @@ export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
   registerEventRoutes(app, deps);
   registerTurnRoutes(app, deps);
   registerMachineRoutes(app, deps);
+  registerInspectionRoutes(app, deps, { secrets: options.auth.token === undefined ? [] : [options.auth.token] });
+  registerInspectorRoutes(app);
   await app.register(async (scope) => callbackRoutes(scope, deps));
 
   return app;

@@ -1,6 +1,5 @@
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '../domain/index.js';
-import type { RuntimeApi } from '../runtime/api.js';
 
 const IF_MATCH = /^(?:W\/)?"?(\d{1,15})"?$/;
 
@@ -19,15 +18,6 @@ export function ifMatchVersion(request: FastifyRequest): number | undefined {
   return Number(match[1]);
 }
 
-/** Body `expected_version` and `If-Match` must agree when both are given. */
-export function expectedVersion(request: FastifyRequest, fromBody: number | undefined): number | undefined {
-  const fromHeader = ifMatchVersion(request);
-  if (fromHeader !== undefined && fromBody !== undefined && fromHeader !== fromBody) {
-    throw invalid('If-Match and expected_version disagree');
-  }
-  return fromBody ?? fromHeader;
-}
-
 /**
  * A `preValidation` hook for routes whose body schema has `expected_version`: `If-Match` fills it
  * in, so a body that must carry it (transitions) may carry it in the header instead.
@@ -44,19 +34,4 @@ export async function ifMatchIntoBody(request: FastifyRequest): Promise<void> {
   const record = body as Record<string, unknown>;
   if (record['expected_version'] === undefined) record['expected_version'] = fromHeader;
   else if (record['expected_version'] !== fromHeader) throw invalid('If-Match and expected_version disagree');
-}
-
-/**
- * For operations the port gives no `expected_version`: compare with the current summary first.
- * (Not atomic with the operation; the runtime's own check is, where the port has one.)
- */
-export async function assertVersion(runtime: RuntimeApi, agentId: string, expected: number | undefined): Promise<void> {
-  if (expected === undefined) return;
-  const summary = await runtime.getSummary(agentId);
-  if (summary.state_version !== expected) {
-    throw new DomainError('version_conflict', `agent ${agentId} is at state_version ${summary.state_version}, not ${expected}`, {
-      current_version: summary.state_version,
-      expected_version: expected,
-    });
-  }
 }

@@ -73,6 +73,8 @@ async function streamEvents(
   };
   try {
     sse.sendHeaders(200);
+    // The head goes out at once: a client sees the stream open before the first event.
+    reply.raw.flushHeaders();
     const end = await relay(send, signal);
     if (end === 'lagging') log.info('SSE client lagging: stream closed, the client resumes by Last-Event-ID');
   } catch (error) {

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../domain/index.js';
-import type { RuntimeApi } from '../runtime/api.js';
+import type { IdempotencyReceipt } from '../runtime/api.js';
 import { canonicalJson } from './canonical-json.js';
 
-/** A response as the idempotency store keeps it (JSON only). */
+/** A route's answer: its status and body. */
 export interface StoredResponse<B> {
   status: number;
   body: B;
@@ -39,29 +39,18 @@ export function requestFingerprint(request: FastifyRequest): string {
   return `${request.method} ${request.routeOptions.url ?? request.url} ${hash}`;
 }
 
-/** Runs `operation` once per Idempotency-Key (plainly without one); the stored value must be JSON. */
-export async function runIdempotently<T>(
-  runtime: RuntimeApi,
-  request: FastifyRequest,
-  operation: () => Promise<T>,
-): Promise<{ value: T; replayed: boolean }> {
+/**
+ * The request's Idempotency-Key as a receipt for the runtime: it records the key with the
+ * operation's effect, and marks the receipt `replayed` when it answered a retry from the record.
+ */
+export function idempotencyReceipt(request: FastifyRequest): IdempotencyReceipt | undefined {
   const key = idempotencyKey(request);
-  if (key === undefined) return { value: await operation(), replayed: false };
-  return runtime.idempotent(key, requestFingerprint(request), operation);
+  return key === undefined ? undefined : { key, fingerprint: requestFingerprint(request) };
 }
 
-/**
- * Runs `operation` under the request's Idempotency-Key and answers with its stored response; a
- * replay carries `Idempotent-Replay: true`.
- */
-export async function respondIdempotently<B>(
-  runtime: RuntimeApi,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  operation: () => Promise<StoredResponse<B>>,
-): Promise<B> {
-  const { value, replayed } = await runIdempotently(runtime, request, operation);
-  if (replayed) reply.header('Idempotent-Replay', 'true');
-  reply.code(value.status);
-  return value.body;
+/** Sets the status, and `Idempotent-Replay: true` when the runtime answered from a recorded key. */
+export function answer<B>(reply: FastifyReply, receipt: IdempotencyReceipt | undefined, { status, body }: StoredResponse<B>): B {
+  if (receipt?.replayed) reply.header('Idempotent-Replay', 'true');
+  reply.code(status);
+  return body;
 }

@@ -1,7 +1,5 @@
 import type { FastifyRequest } from 'fastify';
 import { DomainError, EnqueueRequest, PromptRequest, WakeRequest } from '../domain/index.js';
-import { ifMatchVersion } from './concurrency.js';
-import { respondIdempotently } from './idempotency.js';
 import { mutation } from './mutation.js';
 import {
   AgentParams,
@@ -66,14 +64,11 @@ export function registerMessageRoutes(app: HttpApp, { runtime }: RouteDeps): voi
         response: { 200: MessageAcceptedResponse, ...apiErrors(404, 409) },
       },
     },
-    async (request, reply) => {
-      const expected = ifMatchVersion(request);
-      return respondIdempotently(runtime, request, reply, async () => {
-        const options = expected === undefined ? undefined : { expected_version: expected };
-        const accepted = await runtime.prompt(request.params.id, request.body, options);
-        return { status: 200, body: { ok: true as const, ...accepted } };
-      });
-    },
+    async (request, reply) =>
+      mutation(request, reply, async (options) => ({
+        status: 200,
+        body: { ok: true as const, ...(await runtime.prompt(request.params.id, request.body, options)) },
+      })),
   );
 
   app.post(
@@ -91,9 +86,9 @@ export function registerMessageRoutes(app: HttpApp, { runtime }: RouteDeps): voi
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
-        body: { ok: true as const, ...(await runtime.enqueue(request.params.id, request.body)) },
+        body: { ok: true as const, ...(await runtime.enqueue(request.params.id, request.body, options)) },
       })),
   );
 
@@ -111,9 +106,9 @@ export function registerMessageRoutes(app: HttpApp, { runtime }: RouteDeps): voi
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
-        body: { ok: true as const, ...(await runtime.wake(request.params.id, request.body)) },
+        body: { ok: true as const, ...(await runtime.wake(request.params.id, request.body, options)) },
       })),
   );
 }

@@ -1,23 +1,16 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RuntimeApi } from '../runtime/api.js';
-import { assertVersion, ifMatchVersion } from './concurrency.js';
-import { respondIdempotently, type StoredResponse } from './idempotency.js';
+import type { MutationOptions } from '../runtime/api.js';
+import { ifMatchVersion } from './concurrency.js';
+import { answer, idempotencyReceipt, type StoredResponse } from './idempotency.js';
 
 /**
- * The common path of a mutating route whose runtime operation takes no `expected_version`:
- * Idempotency-Key replay first (a replay answers even if the agent moved on), then the If-Match
- * check against the agent's current `state_version`, then the operation.
+ * The common path of a mutating route: the runtime operation gets the request's Idempotency-Key
+ * (recorded with the effect; a retry is answered from the record, even if the agent moved on since)
+ * and its If-Match version (checked in the agent's lane, with the operation), and the route answers.
  */
-export function mutation<B>(
-  runtime: RuntimeApi,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  agentId: string | null,
-  operation: () => Promise<StoredResponse<B>>,
-): Promise<B> {
-  const expected = agentId === null ? undefined : ifMatchVersion(request);
-  return respondIdempotently(runtime, request, reply, async () => {
-    if (agentId !== null) await assertVersion(runtime, agentId, expected);
-    return operation();
-  });
+export async function mutation<B>(request: FastifyRequest, reply: FastifyReply, operation: (options: MutationOptions) => Promise<StoredResponse<B>>): Promise<B> {
+  const expected = ifMatchVersion(request);
+  const idempotency = idempotencyReceipt(request);
+  const options: MutationOptions = { ...(expected !== undefined ? { expected_version: expected } : {}), ...(idempotency ? { idempotency } : {}) };
+  return answer(reply, idempotency, await operation(options));
 }

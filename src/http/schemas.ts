@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import {
-  AcceptedEvents,
+  StateAccepts,
   ActorNode,
   AgentEvent,
   AgentId,
@@ -22,6 +22,7 @@ import {
   TaskStopResult,
   TimerRecord,
   TransitionRecord,
+  TurnClaim,
   TurnOffer,
   WaitConditionRecord,
   WakeResult,
@@ -50,9 +51,10 @@ const COMPONENTS: ReadonlyArray<readonly [z.ZodType, string]> = [
   [AgentEvent, 'AgentEvent'],
   [EventsPage, 'EventsPage'],
   [TurnOffer, 'TurnOffer'],
+  [TurnClaim, 'TurnClaim'],
   [Readiness, 'Readiness'],
   [ActorNode, 'ActorNode'],
-  [AcceptedEvents, 'AcceptedEvents'],
+  [StateAccepts, 'StateAccepts'],
 ];
 for (const [schema, id] of COMPONENTS) {
   if (!z.globalRegistry.has(schema)) z.globalRegistry.add(schema, { id });
@@ -143,9 +145,9 @@ export const AbortRunResponse = z
   .object({ ok: okTrue, agent_id: z.string(), run_id: z.string(), aborted: z.literal(true) })
   .meta({ id: 'AbortRunResponse' });
 
-export const TurnClaimResponse = TurnOffer.extend({ ok: okTrue, summary: AgentSummary }).meta({ id: 'TurnClaimResponse' });
+export const TurnClaimResponse = TurnClaim.extend({ ok: okTrue, summary: AgentSummary }).meta({ id: 'TurnClaimResponse' });
 export const TurnHeartbeatResponse = z
-  .object({ ok: okTrue, run_id: z.string(), lease_expires_at: z.string() })
+  .object({ ok: okTrue, run_id: z.string(), claim_id: z.string(), lease_expires_at: z.string() })
   .meta({ id: 'TurnHeartbeatResponse' });
 export const TurnCompleteResponse = z
   .object({ ok: okTrue, run_id: z.string(), applied: z.boolean() })

@@ -54,9 +54,9 @@ export function registerTaskRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 201,
-        body: { ok: true as const, ...statusOf(await runtime.execCommand(request.params.id, request.body)) },
+        body: { ok: true as const, ...statusOf(await runtime.execCommand(request.params.id, request.body, options)) },
       })),
   );
 
@@ -74,9 +74,9 @@ export function registerTaskRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 201,
-        body: { ok: true as const, ...statusOf(await runtime.invokeAgent(request.params.id, request.body)) },
+        body: { ok: true as const, ...statusOf(await runtime.invokeAgent(request.params.id, request.body, options)) },
       })),
   );
 
@@ -154,9 +154,9 @@ export function registerTaskRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
-        body: { ok: true as const, ...(await runtime.taskInput(request.params.id, request.params.tid, request.body)) },
+        body: { ok: true as const, ...(await runtime.taskInput(request.params.id, request.params.tid, request.body, options)) },
       })),
   );
 
@@ -174,9 +174,9 @@ export function registerTaskRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
-        body: { ok: true as const, ...(await runtime.stopTask(request.params.id, request.params.tid)) },
+        body: { ok: true as const, ...(await runtime.stopTask(request.params.id, request.params.tid, options)) },
       })),
   );
 }

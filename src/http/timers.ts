@@ -30,9 +30,9 @@ export function registerTimerRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 201,
-        body: { ok: true as const, ...(await runtime.createTimer(request.params.id, request.body)) },
+        body: { ok: true as const, ...(await runtime.createTimer(request.params.id, request.body, options)) },
       })),
   );
 
@@ -50,9 +50,9 @@ export function registerTimerRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
-        body: { ok: true as const, ...(await runtime.cancelTimer(request.params.id, request.params.tid)) },
+        body: { ok: true as const, ...(await runtime.cancelTimer(request.params.id, request.params.tid, options)) },
       })),
   );
 

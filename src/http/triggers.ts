@@ -1,9 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CreateTriggerRequest, type TriggerCapability } from '../domain/index.js';
-import type { RuntimeApi } from '../runtime/api.js';
+import type { MutationOptions } from '../runtime/api.js';
 import { triggerUrl } from './capability-url.js';
-import { assertVersion, ifMatchVersion } from './concurrency.js';
-import { runIdempotently } from './idempotency.js';
 import { mutation } from './mutation.js';
 import {
   AgentParams,
@@ -23,24 +21,13 @@ const tags = ['external triggers'];
  * Mints a capability and shows its URL once. What the idempotency store keeps has no token (the
  * raw token is never stored), so a replayed answer carries the trigger but no `trigger_url`.
  */
-async function mint(
-  runtime: RuntimeApi,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  agentId: string,
-  create: () => Promise<TriggerCapability>,
-) {
-  const expected = ifMatchVersion(request);
-  let url: string | undefined;
-  const { value, replayed } = await runIdempotently(runtime, request, async () => {
-    await assertVersion(runtime, agentId, expected);
-    const capability = await create();
-    url = triggerUrl(request, capability.delivery_mode, capability.token);
-    return { ok: true as const, trigger: capability.trigger, delivery_mode: capability.delivery_mode };
+async function mint(request: FastifyRequest, reply: FastifyReply, create: (options: MutationOptions) => Promise<TriggerCapability>) {
+  return mutation(request, reply, async (options) => {
+    const capability = await create(options);
+    const minted = { ok: true as const, trigger: capability.trigger, delivery_mode: capability.delivery_mode };
+    // A replay has no token to show: the record never keeps one.
+    return { status: 201, body: capability.token === '' ? minted : { ...minted, trigger_url: triggerUrl(request, capability.delivery_mode, capability.token) } };
   });
-  if (replayed) reply.header('Idempotent-Replay', 'true');
-  reply.code(201);
-  return url === undefined || replayed ? value : { ...value, trigger_url: url };
 }
 
 export function registerTriggerRoutes(app: HttpApp, { runtime }: RouteDeps): void {
@@ -58,7 +45,7 @@ export function registerTriggerRoutes(app: HttpApp, { runtime }: RouteDeps): voi
       },
     },
     async (request, reply) =>
-      mint(runtime, request, reply, request.params.id, () => runtime.createTrigger(request.params.id, request.body)),
+      mint(request, reply, (options) => runtime.createTrigger(request.params.id, request.body, options)),
   );
 
   app.post(
@@ -75,9 +62,9 @@ export function registerTriggerRoutes(app: HttpApp, { runtime }: RouteDeps): voi
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
-        body: { ok: true as const, ...(await runtime.revokeTrigger(request.params.id, request.params.trid)) },
+        body: { ok: true as const, ...(await runtime.revokeTrigger(request.params.id, request.params.trid, options)) },
       })),
   );
 
@@ -95,6 +82,6 @@ export function registerTriggerRoutes(app: HttpApp, { runtime }: RouteDeps): voi
       },
     },
     async (request, reply) =>
-      mint(runtime, request, reply, request.params.id, () => runtime.resetCallback(request.params.id)),
+      mint(request, reply, (options) => runtime.resetCallback(request.params.id, options)),
   );
 }

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { ClaimTurnRequest, CompleteTurnRequest } from '../domain/index.js';
-import { respondIdempotently } from './idempotency.js';
+import { ClaimTurnRequest, CompleteTurnRequest, HeartbeatTurnRequest } from '../domain/index.js';
+import { idempotencyReceipt } from './idempotency.js';
+import { mutation } from './mutation.js';
 import {
   apiErrors,
-  EmptyBody,
   IdempotencyHeaders,
   NoQuery,
   RunParams,
@@ -36,8 +36,10 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
       reply.raw.once('close', onClose);
       const { signal, release } = shutdown.signal(client.signal);
       try {
-        const offer = await runtime.claimTurn(request.body ?? { wait_ms: 0 }, signal);
+        const idempotency = idempotencyReceipt(request);
+        const offer = await runtime.claimTurn(request.body ?? { wait_ms: 0 }, signal, idempotency ? { idempotency } : {});
         if (offer === null) return reply.code(204).send(null);
+        if (idempotency?.replayed) reply.header('Idempotent-Replay', 'true');
         const summary = await runtime.getSummary(offer.agent_id);
         return { ok: true as const, ...offer, summary };
       } finally {
@@ -52,14 +54,14 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
-        summary: 'Extend the turn lease; 409 lease_lost once it expired',
+        summary: 'Extend the turn lease of claim_id; 409 lease_lost once it expired or the turn was offered again',
         params: RunParams,
-        body: EmptyBody,
+        body: HeartbeatTurnRequest,
         querystring: NoQuery,
         response: { 200: TurnHeartbeatResponse, ...apiErrors(404, 409) },
       },
     },
-    async (request) => ({ ok: true as const, ...(await runtime.heartbeatTurn(request.params.run_id)) }),
+    async (request) => ({ ok: true as const, ...(await runtime.heartbeatTurn(request.params.run_id, request.body)) }),
   );
 
   app.post(
@@ -67,7 +69,7 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
-        summary: "Apply the turn's actions as one committed transition (at most once)",
+        summary: "Apply the turn's actions as one committed transition (at most once); claim_id must still hold the turn",
         params: RunParams,
         headers: IdempotencyHeaders,
         body: CompleteTurnRequest,
@@ -76,9 +78,9 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
       },
     },
     async (request, reply) =>
-      respondIdempotently(runtime, request, reply, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
-        body: { ok: true as const, ...(await runtime.completeTurn(request.params.run_id, request.body)) },
+        body: { ok: true as const, ...(await runtime.completeTurn(request.params.run_id, request.body, options)) },
       })),
   );
 }

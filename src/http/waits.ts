@@ -28,9 +28,9 @@ export function registerWaitRoutes(app: HttpApp, { runtime }: RouteDeps): void {
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 201,
-        body: { ok: true as const, ...(await runtime.createWait(request.params.id, request.body)) },
+        body: { ok: true as const, ...(await runtime.createWait(request.params.id, request.body, options)) },
       })),
   );
 
@@ -48,9 +48,9 @@ export function registerWaitRoutes(app: HttpApp, { runtime }: RouteDeps): void {
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
-        body: { ok: true as const, ...(await runtime.cancelWait(request.params.id, request.params.wait_id)) },
+        body: { ok: true as const, ...(await runtime.cancelWait(request.params.id, request.params.wait_id, options)) },
       })),
   );
 }

@@ -29,9 +29,9 @@ export function registerWorkItemRoutes(app: HttpApp, { runtime }: RouteDeps): vo
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 201,
-        body: { ok: true as const, ...(await runtime.createWorkItem(request.params.id, request.body)) },
+        body: { ok: true as const, ...(await runtime.createWorkItem(request.params.id, request.body, options)) },
       })),
   );
 
@@ -49,11 +49,11 @@ export function registerWorkItemRoutes(app: HttpApp, { runtime }: RouteDeps): vo
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
         body: {
           ok: true as const,
-          ...(await runtime.updateWorkItem(request.params.id, request.params.wid, request.body)),
+          ...(await runtime.updateWorkItem(request.params.id, request.params.wid, request.body, options)),
         },
       })),
   );
@@ -72,11 +72,11 @@ export function registerWorkItemRoutes(app: HttpApp, { runtime }: RouteDeps): vo
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
         body: {
           ok: true as const,
-          ...(await runtime.pickWorkItem(request.params.id, request.params.wid, request.body ?? { clear_blocker: false })),
+          ...(await runtime.pickWorkItem(request.params.id, request.params.wid, request.body ?? { clear_blocker: false }, options)),
         },
       })),
   );
@@ -95,11 +95,11 @@ export function registerWorkItemRoutes(app: HttpApp, { runtime }: RouteDeps): vo
       },
     },
     async (request, reply) =>
-      mutation(runtime, request, reply, request.params.id, async () => ({
+      mutation(request, reply, async (options) => ({
         status: 200,
         body: {
           ok: true as const,
-          ...(await runtime.completeWorkItem(request.params.id, request.params.wid, request.body)),
+          ...(await runtime.completeWorkItem(request.params.id, request.params.wid, request.body, options)),
         },
       })),
   );

@@ -8,9 +8,9 @@ import {
   DomainError,
   TransitionRequest,
   TransitionTarget,
-  type AcceptedEvent,
-  type AcceptedEvents,
-  type AcceptedRequest,
+  type AcceptedControl,
+  type StateAccepts,
+  type ControlRoute,
   type ErrorCode,
 } from '../domain/index.js';
 import type { AgentDoc } from './agent-doc.js';
@@ -52,16 +52,16 @@ function jsonSchema(schema: z.ZodType): unknown {
   return json;
 }
 
-function request(method: AcceptedRequest['method'], path: string, body: unknown, schema: z.ZodType | null, headers?: Record<string, string>): AcceptedRequest {
+function request(method: ControlRoute['method'], path: string, body: unknown, schema: z.ZodType | null, headers?: Record<string, string>): ControlRoute {
   return { method, path, ...(headers ? { headers } : {}), body, schema: schema ? jsonSchema(schema) : null };
 }
 
 /** Every public event, with the requests that send it from this document. */
-function publicEvents(agentId: string, doc: AgentDoc): Array<{ event: MachineEvent; requests: AcceptedRequest[] }> {
+function publicEvents(agentId: string, doc: AgentDoc): Array<{ event: MachineEvent; requests: ControlRoute[] }> {
   const id = encodeURIComponent(agentId);
   const control = `/api/control/agents/${id}`;
-  const byType = new Map<string, { event: MachineEvent; requests: AcceptedRequest[] }>();
-  const add = (event: MachineEvent, req: AcceptedRequest) => {
+  const byType = new Map<string, { event: MachineEvent; requests: ControlRoute[] }>();
+  const add = (event: MachineEvent, req: ControlRoute) => {
     const entry = byType.get(event.type) ?? { event, requests: [] };
     entry.requests.push(req);
     byType.set(event.type, entry);
@@ -86,7 +86,7 @@ export function committedSnapshot(logic: AgentLogic, cell: AgentCell): AnyMachin
   return actor.getSnapshot();
 }
 
-export function acceptedEvents(snapshot: AnyMachineSnapshot, agentId: string, doc: AgentDoc, options: { schemas: boolean } = { schemas: true }): AcceptedEvent[] {
+export function acceptedEvents(snapshot: AnyMachineSnapshot, agentId: string, doc: AgentDoc, options: { schemas: boolean } = { schemas: true }): AcceptedControl[] {
   if (snapshot.status !== 'active') return [];
   return publicEvents(agentId, doc)
     .filter(({ event }) => snapshot.can(event))
@@ -101,7 +101,7 @@ export function acceptedEvents(snapshot: AnyMachineSnapshot, agentId: string, do
 }
 
 /** `GET /api/agents/:id/accepts`. */
-export function acceptsOf(logic: AgentLogic, cell: AgentCell): AcceptedEvents {
+export function acceptsOf(logic: AgentLogic, cell: AgentCell): StateAccepts {
   const snapshot = committedSnapshot(logic, cell);
   const { state } = cell.doc;
   return {

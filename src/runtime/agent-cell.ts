@@ -1,5 +1,5 @@
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
-import { agentLabels, agentMachine, type AgentEmitted, type AgentEvent as MachineEvent } from '../../machines/index.js';
+import { agentLabels, agentMachine, type AgentEmitted, type AgentEvent as MachineEvent, type ContinuationContext, type ContinuationEvent, type TaskEvent } from '../../machines/index.js';
 import {
   DomainError,
   type AgentEvent,
@@ -8,6 +8,7 @@ import {
   type EventType,
   type TransitionRecord,
   type TransitionTrigger,
+  type TriggerCapability,
   TRANSITIONAL_PHASES,
 } from '../domain/index.js';
 import type { CommitResult, NewEvent, Store } from '../store/store.js';
@@ -258,6 +259,8 @@ export class Tx {
   /** The version the draft was built on: its commit expects it (a head that was refused since is gone). */
   private base = 0;
   private events: NewEvent[] = [];
+  /** Capabilities minted by this operation, raw token included: only the operation's caller sees them, once. */
+  readonly minted: TriggerCapability[] = [];
 
   constructor(
     readonly cell: AgentCell,
@@ -316,6 +319,18 @@ export class Tx {
     if (!this.machineStale) return;
     this.machineStale = false;
     this.doc.machine = this.cell.ensureActor().getPersistedSnapshot();
+  }
+
+  /** Sends `event` to a child actor of the agent (`continuation`, or a task by its id); the draft takes its snapshot. */
+  tellChild(childId: string, event: ContinuationEvent | TaskEvent): void {
+    this.cell.ensureActor().getSnapshot().children[childId]?.send(event);
+    this.actorChanged();
+  }
+
+  /** The continuation actor's mirror of the agent's wait: the wait it holds while in `waiting`. */
+  continuationWait(): ContinuationContext['wait'] {
+    const snapshot = this.cell.ensureActor().getSnapshot().children['continuation']?.getSnapshot() as { value?: { wait?: string }; context?: ContinuationContext } | undefined;
+    return snapshot?.value?.wait === 'waiting' ? (snapshot.context?.wait ?? null) : null;
   }
 
   /** Passivates the agent's actor once the draft holds its snapshot (a stopped actor's is no longer its state). */

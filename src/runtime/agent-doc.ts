@@ -8,6 +8,7 @@ import {
   ClosureDecision,
   EffectRecord,
   ExternalTriggerRecord,
+  IdempotencyRecord,
   MessageEnvelope,
   SchedulerDecision,
   Snapshot,
@@ -77,6 +78,12 @@ export const AgentDoc = z.object({
   pending_wake_hint: PendingWakeHint.nullable(),
   /** Idempotency keys of recent runtime-generated messages (tick dedup), newest last, bounded. */
   recent_keys: z.array(z.string()),
+  /**
+   * The `Idempotency-Key`s of the agent's recent keyed requests with their answers, oldest first,
+   * each written by the commit that made its request's effect durable (`recordAnswer`). Bounded
+   * (`recentAnswers`); documents written before keys were recorded here have none.
+   */
+  idempotency: z.array(IdempotencyRecord).default([]),
   /** Why the last wake refused Active (incompatible snapshot schema), with the way out. */
   refusal: z.object({ reason: z.string(), hint: z.string() }).nullable(),
   failure: z.object({ phase: z.string(), reason: z.string() }).nullable(),
@@ -111,13 +118,15 @@ const settledEffect = (e: AgentDoc['effects'][number]) => e.status !== 'started'
  * an unchanged list keeps its identity, and the lowdb store does not log it again. Open records
  * are copied one level deep (code assigns their fields, and replaces anything nested), so
  * `reshare` can put back the ones an operation left alone. Everything else is copied deep.
+ * Idempotency records are never edited either (their list is replaced by `recordAnswer`).
  * Copying everything deep on every operation was most of the runtime's CPU time. Code that edits
  * a shared part in place would change committed state: replace it instead
  * (test/runtime/committed-docs.test.ts).
  */
 export function copyDoc(doc: AgentDoc): AgentDoc {
-  const { transitions, snapshots, machine, queue, tasks, effects, ...rest } = doc;
+  const { transitions, snapshots, machine, queue, tasks, effects, idempotency, ...rest } = doc;
   const copy = cloneJson(rest) as AgentDoc;
+  copy.idempotency = idempotency;
   copy.queue = copyOpen(queue, settledMessage);
   copy.tasks = copyOpen(tasks, finishedTask);
   copy.effects = copyOpen(effects, settledEffect);
@@ -144,7 +153,7 @@ function copyOpen<T extends object>(items: T[], settled: (item: T) => boolean): 
 }
 
 /** The fields `copyDoc` takes out before its deep copy (keep the two lists the same): handed over as they are, or copied record by record (`copyOpen`). */
-const NOT_CLONED: ReadonlySet<string> = new Set(['transitions', 'snapshots', 'machine', 'queue', 'tasks', 'effects']);
+const NOT_CLONED: ReadonlySet<string> = new Set(['transitions', 'snapshots', 'machine', 'queue', 'tasks', 'effects', 'idempotency']);
 
 /**
  * Before a draft is committed for good (it is not used afterwards): each open record the
@@ -231,6 +240,7 @@ export function prune(doc: AgentDoc, base: AgentDoc): void {
   if (doc.snapshots.length > SNAPSHOTS_KEPT) doc.snapshots = doc.snapshots.slice(-SNAPSHOTS_KEPT);
   if (doc.effects !== base.effects) doc.effects = dropOldest(doc.effects, settledEffect, SETTLED_EFFECTS_KEPT);
   if (doc.recent_keys.length > RECENT_KEYS_LIMIT) doc.recent_keys = doc.recent_keys.slice(-RECENT_KEYS_LIMIT);
+  if (doc.idempotency !== base.idempotency) doc.idempotency = recentAnswers(doc.idempotency);
   // Every record is in the event log; the document keeps the recent ones, plus those a client
   // named (their transition_id must replay), so it does not grow with the agent's age.
   if (doc.transitions !== base.transitions && doc.transitions.length > RECENT_TRANSITIONS_KEPT) doc.transitions = recentTransitions(doc.transitions);
@@ -262,6 +272,23 @@ function isClientNamed(record: TransitionRecord): boolean {
 
 function closesNamed(record: TransitionRecord, named: ReadonlySet<string>): boolean {
   return record.evidence_refs.some((ref) => ref.startsWith(CLOSES) && named.has(ref.slice(CLOSES.length)));
+}
+
+/** The newest keyed requests an agent's document remembers, by count and by the size of their answers. */
+export const IDEMPOTENCY_KEYS_KEPT = 256;
+export const IDEMPOTENCY_BYTES_KEPT = 128 * 1024;
+
+/** The newest records within both bounds (always the newest one), oldest first. */
+function recentAnswers(records: IdempotencyRecord[]): IdempotencyRecord[] {
+  let bytes = 0;
+  let from = records.length;
+  while (from > 0 && records.length - from < IDEMPOTENCY_KEYS_KEPT) {
+    const next = bytes + (records[from - 1] as IdempotencyRecord).bytes;
+    if (next > IDEMPOTENCY_BYTES_KEPT && from < records.length) break;
+    bytes = next;
+    from -= 1;
+  }
+  return from === 0 ? records : records.slice(from);
 }
 
 /** `items` without its oldest entries that match `settled`, beyond the newest `kept` of them. */

@@ -1,8 +1,9 @@
 import type { Readable } from 'node:stream';
 import type {
   AbortRunRequest,
-  AcceptedEvents,
   ActorNodeShape,
+  AgentAccepts,
+  AgentListQuery,
   AgentEvent,
   AgentListEntry,
   AgentStateView,
@@ -22,6 +23,9 @@ import type {
   EventsQuery,
   ExecCommandRequest,
   ExternalTriggerSummary,
+  IdempotencyClaim,
+  HeartbeatTurnRequest,
+  InspectionMessage,
   InvokeAgentRequest,
   MessageAccepted,
   PageQuery,
@@ -29,6 +33,7 @@ import type {
   PromptRequest,
   Readiness,
   Snapshot,
+  StateAccepts,
   TaskInputRequest,
   TaskInputResult,
   TaskOutputQuery,
@@ -39,7 +44,7 @@ import type {
   TransitionRecord,
   TransitionRequest,
   TriggerCapability,
-  TurnOffer,
+  TurnClaim,
   UpdateWorkItemRequest,
   WaitConditionRecord,
   WakeRequest,
@@ -52,10 +57,26 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
-/** Options shared by mutating agent operations (optimistic concurrency). */
+/**
+ * A request's Idempotency-Key as an operation takes it: the runtime records it with the effect and,
+ * when the key is already recorded for the same request, answers with the recorded result instead
+ * of acting again and sets `replayed` on this object (the caller's `Idempotent-Replay`).
+ */
+export interface IdempotencyReceipt extends IdempotencyClaim {
+  replayed?: boolean;
+}
+
+/** Options shared by mutating agent operations. */
 export interface MutationOptions {
-  /** Refuse with `version_conflict` unless the agent's `state_version` equals this. */
+  /** Refuse with `version_conflict` unless the agent's `state_version` equals this (checked in the agent's lane). */
   expected_version?: number;
+  /**
+   * The request's Idempotency-Key, recorded in the commit that makes the operation's effect
+   * durable: a retry with the same key and request — concurrent, or after a crash — gets the
+   * recorded answer and changes nothing; the same key with another request fails with
+   * `idempotency_conflict`. Keys are remembered per agent (its newest 256 keyed requests).
+   */
+  idempotency?: IdempotencyReceipt;
 }
 
 /** A raw body received on a capability URL. */
@@ -73,51 +94,51 @@ export interface CallbackBody {
 export interface RuntimeApi {
   // agents
   createAgent(request: CreateAgentRequest, options?: { idempotency_key?: string }): Promise<{ agent: AgentSummary; external_trigger: TriggerCapability; replayed: boolean }>;
-  listAgents(query: PageQuery): Promise<Page<AgentListEntry>>;
+  listAgents(query: AgentListQuery): Promise<Page<AgentListEntry>>;
   getSummary(agent_id: string): Promise<AgentSummary>;
   getState(agent_id: string): Promise<AgentStateView>;
   /** The public events the agent's current state accepts (`snapshot.can`), each with the requests that send it. */
-  accepts(agent_id: string): Promise<AcceptedEvents>;
-  control(agent_id: string, request: ControlRequest): Promise<AgentSummary>;
-  transition(agent_id: string, request: TransitionRequest): Promise<{ record: TransitionRecord; replayed: boolean }>;
+  accepts(agent_id: string): Promise<StateAccepts>;
+  control(agent_id: string, request: ControlRequest, options?: MutationOptions): Promise<AgentSummary>;
+  transition(agent_id: string, request: TransitionRequest, options?: MutationOptions): Promise<{ record: TransitionRecord; replayed: boolean }>;
   listTransitions(agent_id: string, query: { after_seq?: number; limit: number }): Promise<TransitionRecord[]>;
-  takeSnapshot(agent_id: string): Promise<Snapshot>;
+  takeSnapshot(agent_id: string, options?: MutationOptions): Promise<Snapshot>;
   listSnapshots(agent_id: string): Promise<Snapshot[]>;
   getSnapshot(agent_id: string, snapshot_id: string): Promise<Snapshot>;
-  abortRun(agent_id: string, request: AbortRunRequest): Promise<{ agent_id: string; run_id: string; aborted: true }>;
-  terminate(agent_id: string): Promise<AgentSummary>;
+  abortRun(agent_id: string, request: AbortRunRequest, options?: MutationOptions): Promise<{ agent_id: string; run_id: string; aborted: true }>;
+  terminate(agent_id: string, options?: MutationOptions): Promise<AgentSummary>;
 
   // messages, wakes, work
   prompt(agent_id: string, request: PromptRequest, options?: MutationOptions): Promise<MessageAccepted>;
-  enqueue(agent_id: string, request: EnqueueRequest): Promise<MessageAccepted>;
-  wake(agent_id: string, request: WakeRequest): Promise<WakeResult>;
-  createWorkItem(agent_id: string, request: CreateWorkItemRequest): Promise<WorkItemView>;
-  updateWorkItem(agent_id: string, work_item_id: string, request: UpdateWorkItemRequest): Promise<WorkItemView>;
-  pickWorkItem(agent_id: string, work_item_id: string, request: PickWorkItemRequest): Promise<WorkItemView>;
-  completeWorkItem(agent_id: string, work_item_id: string, request: CompleteWorkItemRequest): Promise<WorkItemView>;
+  enqueue(agent_id: string, request: EnqueueRequest, options?: MutationOptions): Promise<MessageAccepted>;
+  wake(agent_id: string, request: WakeRequest, options?: MutationOptions): Promise<WakeResult>;
+  createWorkItem(agent_id: string, request: CreateWorkItemRequest, options?: MutationOptions): Promise<WorkItemView>;
+  updateWorkItem(agent_id: string, work_item_id: string, request: UpdateWorkItemRequest, options?: MutationOptions): Promise<WorkItemView>;
+  pickWorkItem(agent_id: string, work_item_id: string, request: PickWorkItemRequest, options?: MutationOptions): Promise<WorkItemView>;
+  completeWorkItem(agent_id: string, work_item_id: string, request: CompleteWorkItemRequest, options?: MutationOptions): Promise<WorkItemView>;
   listWorkItems(agent_id: string): Promise<WorkItemView[]>;
   getWorkItem(agent_id: string, work_item_id: string): Promise<WorkItemView>;
-  createWait(agent_id: string, request: CreateWaitRequest): Promise<WaitConditionRecord>;
-  cancelWait(agent_id: string, wait_id: string): Promise<WaitConditionRecord>;
-  createTimer(agent_id: string, request: CreateTimerRequest): Promise<TimerRecord>;
-  cancelTimer(agent_id: string, timer_id: string): Promise<TimerRecord>;
+  createWait(agent_id: string, request: CreateWaitRequest, options?: MutationOptions): Promise<WaitConditionRecord>;
+  cancelWait(agent_id: string, wait_id: string, options?: MutationOptions): Promise<WaitConditionRecord>;
+  createTimer(agent_id: string, request: CreateTimerRequest, options?: MutationOptions): Promise<TimerRecord>;
+  cancelTimer(agent_id: string, timer_id: string, options?: MutationOptions): Promise<TimerRecord>;
   listTimers(agent_id: string): Promise<TimerRecord[]>;
   getTimer(agent_id: string, timer_id: string): Promise<TimerRecord>;
 
   // tasks (seed 004)
-  execCommand(agent_id: string, request: ExecCommandRequest): Promise<TaskRecord>;
-  invokeAgent(agent_id: string, request: InvokeAgentRequest): Promise<TaskRecord>;
+  execCommand(agent_id: string, request: ExecCommandRequest, options?: MutationOptions): Promise<TaskRecord>;
+  invokeAgent(agent_id: string, request: InvokeAgentRequest, options?: MutationOptions): Promise<TaskRecord>;
   listTasks(agent_id: string): Promise<TaskRecord[]>;
   getTask(agent_id: string, task_id: string): Promise<TaskRecord>;
   taskOutput(agent_id: string, task_id: string, query: TaskOutputQuery): Promise<TaskOutputResult>;
   taskArtifact(agent_id: string, task_id: string): Promise<Readable>;
-  taskInput(agent_id: string, task_id: string, request: TaskInputRequest): Promise<TaskInputResult>;
-  stopTask(agent_id: string, task_id: string): Promise<TaskStopResult>;
+  taskInput(agent_id: string, task_id: string, request: TaskInputRequest, options?: MutationOptions): Promise<TaskInputResult>;
+  stopTask(agent_id: string, task_id: string, options?: MutationOptions): Promise<TaskStopResult>;
 
   // external triggers (seed 003)
-  createTrigger(agent_id: string, request: CreateTriggerRequest): Promise<TriggerCapability>;
-  revokeTrigger(agent_id: string, trigger_id: string): Promise<ExternalTriggerSummary>;
-  resetCallback(agent_id: string): Promise<TriggerCapability>;
+  createTrigger(agent_id: string, request: CreateTriggerRequest, options?: MutationOptions): Promise<TriggerCapability>;
+  revokeTrigger(agent_id: string, trigger_id: string, options?: MutationOptions): Promise<ExternalTriggerSummary>;
+  resetCallback(agent_id: string, options?: MutationOptions): Promise<TriggerCapability>;
   /** Fails with `forbidden` for an unknown, revoked or wrong-mode token; never echoes the token. */
   deliverCallback(mode: 'wake_hint' | 'enqueue_message', token: string, body: CallbackBody): Promise<CallbackResult>;
 
@@ -127,19 +148,24 @@ export interface RuntimeApi {
   subscribe(agent_id: string | null, listener: (event: AgentEvent) => void): () => void;
 
   // turn workers
-  claimTurn(request: ClaimTurnRequest, signal?: AbortSignal): Promise<TurnOffer | null>;
-  heartbeatTurn(run_id: string): Promise<{ run_id: string; lease_expires_at: string }>;
-  completeTurn(run_id: string, request: CompleteTurnRequest): Promise<{ run_id: string; applied: boolean }>;
+  /** A turn of an `http_worker` agent: its `run_id` is the agent's current run, its `claim_id` this offer of it. */
+  claimTurn(request: ClaimTurnRequest, signal?: AbortSignal, options?: Pick<MutationOptions, 'idempotency'>): Promise<TurnClaim | null>;
+  /** Refused with `lease_lost` unless `claim_id` still holds the turn `run_id`. */
+  heartbeatTurn(run_id: string, request: HeartbeatTurnRequest): Promise<{ run_id: string; claim_id: string; lease_expires_at: string }>;
+  /** Applies the actions once; refused with `lease_lost` unless `claim_id` still holds the turn. */
+  completeTurn(run_id: string, request: CompleteTurnRequest, options?: MutationOptions): Promise<{ run_id: string; applied: boolean }>;
 
   // introspection and health
   actorTree(agent_id: string): Promise<ActorNodeShape>;
-  readiness(): Promise<Readiness>;
   /**
-   * Runs `operation` once per `key`: a retry with the same key and fingerprint gets the stored
-   * result (`replayed: true`); the same key with another fingerprint fails with `idempotency_conflict`.
-   * Stored durably, so a replay survives a restart.
+   * Sends the inspection events of the agent's actors (`@statelyai/inspect` format, secrets
+   * redacted) to `listener` until the returned function is called; the actors are observed only
+   * while someone listens. Starts with every live actor as it is now (`@xstate.actor`).
    */
-  idempotent<T>(key: string, fingerprint: string, operation: () => Promise<T>): Promise<{ value: T; replayed: boolean }>;
+  inspect(agent_id: string, listener: (message: InspectionMessage) => void): Promise<() => void>;
+  /** The events each of the agent's actors accepts in its current state, read from the machines. */
+  acceptedEvents(agent_id: string): Promise<AgentAccepts>;
+  readiness(): Promise<Readiness>;
   /** Stops accepting work, settles in-flight operations, flushes the store and releases the lease. */
   close(): Promise<void>;
 }

@@ -16,6 +16,27 @@ export class EventBus {
     };
   }
 
+  /**
+   * Resolves true at the next committed event of `agentId` that `match` accepts, or false once
+   * `timeoutMs` passed. `already` is asked once subscribed: true there means the awaited change
+   * happened before (so it is not missed between the caller's check and the subscription).
+   */
+  until(agentId: string, match: (event: AgentEvent) => boolean, timeoutMs: number, already: () => boolean = () => false): Promise<boolean> {
+    return new Promise((resolve) => {
+      const done = (met: boolean): void => {
+        clearTimeout(timer);
+        unsubscribe();
+        resolve(met);
+      };
+      const unsubscribe = this.subscribe(agentId, (event) => {
+        if (match(event)) done(true);
+      });
+      const timer = setTimeout(() => done(false), Math.max(0, timeoutMs));
+      timer.unref();
+      if (already()) done(true);
+    });
+  }
+
   publish(events: readonly AgentEvent[]): void {
     for (const event of events) {
       for (const listener of this.byAgent.get(event.agent_id) ?? []) listener(event);

@@ -9,8 +9,12 @@ import { compactHash, type AgentRoster } from './roster.js';
 export class ResidentRoster {
   private readonly entries = new Map<string, string>();
   private readonly byTokenHash = new Map<string, string>();
+  /** Agents whose entry names stranded waits: `/readyz` reports them without reading every entry. */
+  private readonly strandedAgents = new Set<string>();
   /** `ids()`, until an agent is added. */
   private sorted: string[] | null = null;
+  /** `ids()` in lower case, index for index (what a search compares with), until an agent is added. */
+  private lowered: string[] | null = null;
 
   /** The agent's recorded entry as JSON (what a commit compares its entry with). */
   json(agentId: string): string | undefined {
@@ -28,8 +32,18 @@ export class ResidentRoster {
       }
       for (const hash of entry.trigger_hashes) this.byTokenHash.set(hash, agentId);
     }
-    if (previous === undefined) this.sorted = null;
+    if (previous === undefined) {
+      this.sorted = null;
+      this.lowered = null;
+    }
     this.entries.set(agentId, json);
+    if (entry.stranded) this.strandedAgents.add(agentId);
+    else this.strandedAgents.delete(agentId);
+  }
+
+  /** Every agent with stranded waits, and those waits. */
+  stranded(): Array<{ agent_id: string; waits: NonNullable<AgentRoster['stranded']> }> {
+    return [...this.strandedAgents].sort().map((agentId) => ({ agent_id: agentId, waits: this.get(agentId)?.stranded ?? [] }));
   }
 
   get(agentId: string): AgentRoster | undefined {
@@ -49,8 +63,13 @@ export class ResidentRoster {
     return this.sorted;
   }
 
-  /** Up to `limit` ids after `after` (all from the first without it), in order, and whether more follow. */
-  page(after: string | undefined, limit: number): { ids: string[]; more: boolean } {
+  /**
+   * Up to `limit` ids after `after` (all from the first without it), in order, and whether more
+   * follow; with a filter, only the ids containing `q` (any case) whose listing has `status`.
+   * A filtered page scans on from the cursor: a substring test per id, and a parse only of the
+   * entries whose JSON mentions the status (100,000 agents: a few milliseconds).
+   */
+  page(after: string | undefined, limit: number, filter: RosterFilter = {}): { ids: string[]; more: boolean } {
     const ids = this.ids();
     // Binary search: a listing pages through 100,000 agents without scanning them per page.
     let low = 0;
@@ -60,8 +79,28 @@ export class ResidentRoster {
       if ((ids[middle] as string) > after) high = middle;
       else low = middle + 1;
     }
-    return { ids: ids.slice(low, low + limit), more: low + limit < ids.length };
+    if (filter.q === undefined && filter.status === undefined) return { ids: ids.slice(low, low + limit), more: low + limit < ids.length };
+    this.lowered ??= ids.map((id) => id.toLowerCase());
+    const q = filter.q?.toLowerCase();
+    const mention = filter.status === undefined ? undefined : `"status":"${filter.status}"`;
+    const out: string[] = [];
+    for (let i = low; i < ids.length; i++) {
+      if (q !== undefined && !(this.lowered[i] as string).includes(q)) continue;
+      const id = ids[i] as string;
+      if (mention !== undefined) {
+        const json = this.entries.get(id) as string;
+        if (!json.includes(mention) || this.get(id)?.listing.status !== filter.status) continue;
+      }
+      if (out.length === limit) return { ids: out, more: true };
+      out.push(id);
+    }
+    return { ids: out, more: false };
   }
+}
+
+export interface RosterFilter {
+  q?: string | undefined;
+  status?: string | undefined;
 }
 
 /** The `"trigger_hashes":[…]` part of an entry's JSON (base64url hashes hold no `]`). */

@@ -4,6 +4,7 @@ import { AgentListEntry, TERMINAL_TASK_STATUSES, TRANSITIONAL_PHASES } from '../
 import type { AgentDoc } from './agent-doc.js';
 import { factsOf } from './facts.js';
 import { headOfQueue } from './messages.js';
+import { strandedWaits } from './waits.js';
 
 /** Phases whose protocol a crash leaves open: `recoverAgent` runs their effect again. */
 const TRANSITIONAL: ReadonlySet<string> = new Set(TRANSITIONAL_PHASES);
@@ -23,6 +24,8 @@ export const AgentRoster = z.object({
   trigger_hashes: z.array(z.string()),
   /** Earliest `next_fire_at` of the agent's active timers; absent without one. */
   next_timer_at: z.string().optional(),
+  /** Waits nothing can end any more (`strandedWaits`); absent when there are none, as there should be. */
+  stranded: z.array(z.object({ wait_id: z.string(), reason: z.string() })).optional(),
 });
 export type AgentRoster = z.infer<typeof AgentRoster>;
 
@@ -39,11 +42,13 @@ export function rosterOf(doc: AgentDoc): AgentRoster {
   for (const timer of doc.timers) {
     if (timer.status === 'active' && timer.next_fire_at && (next === null || Date.parse(timer.next_fire_at) < Date.parse(next))) next = timer.next_fire_at;
   }
+  const stranded = doc.waits.length === 0 ? [] : strandedWaits(doc);
   return {
     listing,
     needs_recovery: needsRecovery(doc),
     trigger_hashes: doc.triggers.filter((t) => t.status === 'active').map(compactHashOf),
     ...(next === null ? {} : { next_timer_at: next }),
+    ...(stranded.length === 0 ? {} : { stranded }),
   };
 }
 

@@ -3,10 +3,11 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
-import { agentMachine, continuationMachine, hasId, supervisorMachine, taskMachine, type ContinuationEvent } from '../../machines/index.js';
+import { agentMachine, continuationMachine, hasId, supervisorMachine, taskMachine } from '../../machines/index.js';
 import {
   decideForMessage,
   deriveClosure,
+  isActiveWait,
   isTerminalTask,
   resolveContinuation,
   wakeHintDisposition,
@@ -27,8 +28,9 @@ import {
   EnqueueRequest,
   EventsQuery,
   ExecCommandRequest,
+  HeartbeatTurnRequest,
   InvokeAgentRequest,
-  PageQuery,
+  AgentListQuery,
   PickWorkItemRequest,
   PromptRequest,
   TaskInputRequest,
@@ -37,8 +39,9 @@ import {
   UpdateWorkItemRequest,
   WAIT_KIND_OF_WAKE,
   WakeRequest,
-  type AcceptedEvents,
+  type StateAccepts,
   type ActorNodeShape,
+  type AgentAccepts,
   type AgentEvent,
   type AgentListEntry,
   type AgentStateView,
@@ -58,6 +61,7 @@ import {
   type TransitionRecord,
   type TriggerCapability,
   type TurnAction,
+  type TurnClaim,
   type TurnOffer,
   type TurnResult,
   type WaitConditionRecord,
@@ -70,7 +74,9 @@ import type { Lease, Store } from '../store/store.js';
 import { createStore } from '../store/index.js';
 import { addSnapshot, appendRecord, closingRef, findTransition, type AgentDoc } from './agent-doc.js';
 import { AgentCell, parseDoc, statePath, type CellEnv, type EffectRequest, type RunOptions, type Tx } from './agent-cell.js';
-import type { CallbackBody, MutationOptions, Page, RuntimeApi } from './api.js';
+import type { CallbackBody, IdempotencyReceipt, MutationOptions, Page, RuntimeApi } from './api.js';
+import { recordAnswer, recordedAnswer } from './idempotency-ledger.js';
+import { KeyedQueue } from './keyed-queue.js';
 import { hashToken, mintToken, tokenMatches } from './capability.js';
 import { newId, systemClock, type Clock } from './clock.js';
 import { EventBus } from './event-bus.js';
@@ -89,6 +95,9 @@ import { ResidentRoster } from './resident-roster.js';
 import type { TurnRunner } from './turn-runner.js';
 import { TurnOffers } from './turn-offers.js';
 import { reasonChain } from './reason-chain.js';
+import { cancelOwnedWaits, endWait, resolveWaitsFor, taskEnded } from './waits.js';
+import { InspectionHub, type InspectionListener } from './inspection-hub.js';
+import { agentAccepts } from './accepted-events.js';
 import { stillHoldsLease } from './lease-check.js';
 import { acceptsOf, refusedByState, transitionEvent } from './accepts.js';
 
@@ -141,6 +150,13 @@ export interface RuntimeOptions {
    */
   killGraceMs?: number;
   /**
+   * Command processes one agent may run at once: a command task beyond it stays `queued` (visible
+   * as such, and `TaskOutput(block=true)` waits on it) and starts, in creation order, when one ends.
+   * @default 128
+   * @example maxRunningTasks: 4
+   */
+  maxRunningTasks?: number;
+  /**
    * How long an HTTP turn worker may hold a turn without a heartbeat.
    * @default 30_000
    */
@@ -186,6 +202,15 @@ export interface RuntimeOptions {
   inspect?: (event: InspectionEvent) => void;
 }
 
+/** How `mutate` runs an operation. */
+type MutateOptions<T> = MutationOptions &
+  RunOptions & {
+    /** The operation also applies to a terminated agent. */
+    allowTerminated?: boolean;
+    /** What the idempotency record keeps of the answer (default: all of it); never a capability token. */
+    recordAs?: (value: T) => unknown;
+  };
+
 /** An injected effect failure (RuntimeOptions.faults). */
 export interface EffectFault {
   reason: string;
@@ -199,6 +224,7 @@ interface CommandRequest {
   req: ExecCommandRequest;
   resolve: (task: TaskRecord) => void;
   reject: (error: unknown) => void;
+  idempotency?: IdempotencyReceipt;
 }
 
 interface LiveTask {
@@ -250,19 +276,22 @@ export class Runtime implements RuntimeApi {
   private readonly commandRequests = new SharedOperations<CommandRequest>((agentId, take) => this.recordCommands(agentId, take));
   private readonly offers: TurnOffers;
   private readonly runs = new Map<string, AbortController>();
-  private readonly idempotencyInFlight = new Map<string, Promise<unknown>>();
+  /** Creates that carry an Idempotency-Key, one at a time per key. */
+  private readonly createKeys = new KeyedQueue();
   private lease: Lease | null = null;
   private leaseLost = false;
   private heartbeat: NodeJS.Timeout | null = null;
   private closing = false;
   private lastCommitAt: string | null = null;
   private readonly env: CellEnv;
+  /** Live inspection of the agents someone watches (`inspect`); nothing for the others. */
+  private readonly inspection: InspectionHub;
 
   private constructor(
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly runner: TurnRunner,
-    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'turnLeaseMs' | 'shardCapacity' | 'residentQuietAgents' | 'effectTimeoutMs'>> & { dataDir: string; inspect?: RuntimeOptions['inspect']; faults?: RuntimeOptions['faults'] },
+    private readonly options: Required<Pick<RuntimeOptions, 'leaseTtlMs' | 'killGraceMs' | 'maxRunningTasks' | 'turnLeaseMs' | 'shardCapacity' | 'residentQuietAgents' | 'effectTimeoutMs'>> & { dataDir: string; inspect?: RuntimeOptions['inspect']; faults?: RuntimeOptions['faults'] },
     nodeId: string,
   ) {
     this.nodeId = nodeId;
@@ -270,6 +299,7 @@ export class Runtime implements RuntimeApi {
     this.alarms = new TimerAlarms((agentId, timerId, dueAt) => void this.fireTimer(agentId, timerId, dueAt).catch(() => undefined), () => this.clock.now());
     this.dueAgents = new TimerAlarms((agentId) => void this.loadCell(agentId).catch(() => undefined), () => this.clock.now());
     this.offers = new TurnOffers(() => this.clock.now());
+    this.inspection = new InspectionHub((agentId) => this.cells.get(agentId)?.actor ?? null, () => this.clock.now().getTime());
     this.env = {
       store,
       clock,
@@ -279,10 +309,12 @@ export class Runtime implements RuntimeApi {
       ...(options.inspect ? { inspect: options.inspect } : {}),
       fencingToken: () => this.fencingToken(),
       attached: (agentId, actor) => {
+        this.inspection.attached(agentId, actor);
         const shard = this.attachToShard(agentId);
         actor.subscribe({ error: (error) => shard.send({ type: 'AGENT.FAILED', agentId, error: error instanceof Error ? error.message : String(error) }) });
       },
       detached: (agentId) => {
+        this.inspection.detached(agentId);
         this.shardOf.get(agentId)?.send({ type: 'AGENT.DETACHED', agentId });
         this.shardOf.delete(agentId);
       },
@@ -309,6 +341,7 @@ export class Runtime implements RuntimeApi {
         dataDir: store.kind === 'lowdb' ? store.location : dataDir,
         leaseTtlMs: options.leaseTtlMs ?? 10_000,
         killGraceMs: options.killGraceMs ?? 2_000,
+        maxRunningTasks: options.maxRunningTasks ?? 128,
         turnLeaseMs: options.turnLeaseMs ?? 30_000,
         shardCapacity: options.shardCapacity ?? 1_000,
         residentQuietAgents: options.residentQuietAgents ?? 1_000,
@@ -453,6 +486,10 @@ export class Runtime implements RuntimeApi {
         }
         const cell = new AgentCell(agentId, parseDoc(stored.doc), stored.version, this.env);
         cell.rosterJson = this.roster.json(agentId);
+        // An entry an older version wrote may lack what this one derives (stranded waits): the
+        // resident roster takes the fresh one now, the store with the agent's next commit.
+        const fresh = rosterOf(cell.doc);
+        if (JSON.stringify(fresh) !== cell.rosterJson) this.roster.set(agentId, fresh);
         this.cells.set(agentId, cell);
         this.dueAgents.disarm(agentId, DUE_AGENT);
         this.armTimers(cell.doc);
@@ -472,10 +509,23 @@ export class Runtime implements RuntimeApi {
     return cell;
   }
 
-  /** A mutation of a live (non-terminated) agent, serialized in its lane. */
-  private async mutate<T>(agentId: string, operation: (tx: Tx) => Promise<T>, options: { allowTerminated?: boolean; expected_version?: number } & RunOptions = {}): Promise<T> {
+  /**
+   * A mutation of a live (non-terminated) agent, serialized in its lane. With an Idempotency-Key
+   * the lane first looks the key up in the agent's records: a retry of a request gets its recorded
+   * answer (and `replayed`) and changes nothing; otherwise the key is recorded, with the answer, in
+   * the commit that ends the operation — the one that makes its effect durable. Concurrent retries
+   * queue in the same lane, so the later ones find the key; a process that dies before that commit
+   * leaves neither effect nor key.
+   */
+  private async mutate<T>(agentId: string, operation: (tx: Tx) => Promise<T>, options: MutateOptions<T> = {}): Promise<T> {
     const cell = await this.cell(agentId);
+    const claim = options.idempotency;
     const result = await cell.run(async (tx) => {
+      const recorded = claim ? recordedAnswer(tx.doc, claim) : undefined;
+      if (claim && recorded) {
+        claim.replayed = true;
+        return recorded.value as T;
+      }
       if (!options.allowTerminated && tx.doc.state.phase === 'terminated') {
         throw new DomainError('agent_terminated', `agent ${agentId} is terminated`, { agent_id: agentId });
       }
@@ -485,7 +535,12 @@ export class Runtime implements RuntimeApi {
           expected_version: options.expected_version,
         });
       }
-      return operation(tx);
+      const value = await operation(tx);
+      if (claim) {
+        recordAnswer(tx.doc, claim, options.recordAs ? options.recordAs(value) : value, tx.now);
+        tx.touch();
+      }
+      return value;
     }, options);
     this.kick(agentId);
     return result;
@@ -775,6 +830,7 @@ export class Runtime implements RuntimeApi {
     for (const task of tx.doc.tasks) {
       if (isTerminalTask(task.status)) continue;
       this.live.delete(task.id);
+      // No result re-enters a stopped agent (holon-reference §9): the waits on the task end with it.
       this.finishTaskRecord(tx, task, { status: 'interrupted', exit_code: null, reason }, { enqueueResult: false });
     }
     for (const trigger of tx.doc.triggers) if (trigger.status === 'active') this.revokeTriggerRecord(tx, trigger);
@@ -834,7 +890,7 @@ export class Runtime implements RuntimeApi {
       return false;
     }
     if (doc.pending_wake_hint) {
-      this.continuationEvent(tx, { type: 'HINT.FLUSH' });
+      tx.tellChild('continuation', { type: 'HINT.FLUSH' });
       this.emitWakeTick(tx, doc.pending_wake_hint.reason, doc.pending_wake_hint.source, doc.pending_wake_hint.created_at);
       doc.pending_wake_hint = null;
       return true;
@@ -906,15 +962,15 @@ export class Runtime implements RuntimeApi {
     doc.last_turn_terminal = null;
     if (resolution && trigger) {
       // The continuation actor classifies the same trigger; the runtime applies it at once.
-      this.continuationEvent(tx, { type: 'TRIGGER', trigger, prior: doc.last_closure });
-      this.continuationEvent(tx, { type: 'RESOLUTION.APPLIED' });
+      tx.tellChild('continuation', { type: 'TRIGGER', trigger, prior: doc.last_closure, message });
+      tx.tellChild('continuation', { type: 'RESOLUTION.APPLIED' });
       doc.state.last_continuation = resolution;
       tx.emit('continuation_resolved', { message_id: message.id, ...resolution });
-      this.resolveWaits(tx, message);
+      resolveWaitsFor(tx, message);
     }
     tx.emit('turn_started', { run_id: runId, message_id: message.id, turn_index: doc.state.turn_index });
     if (message.kind === 'system_tick' && message.origin.kind === 'system' && message.origin.subsystem === 'wake_hint') {
-      this.continuationEvent(tx, { type: 'TICK.CONSUMED' });
+      tx.tellChild('continuation', { type: 'TICK.CONSUMED' });
     }
     if (decision.kind !== 'start_model_turn') {
       this.finishTurn(tx, runId, { actions: [], text: 'reduced without a model turn' });
@@ -936,12 +992,6 @@ export class Runtime implements RuntimeApi {
       this.runs.set(runId, controller);
       tx.onCommit(() => void this.runTurn(tx.cell.id, offer, controller));
     }
-  }
-
-  private continuationEvent(tx: Tx, event: ContinuationEvent): void {
-    const child = tx.cell.ensureActor().getSnapshot().children['continuation'];
-    child?.send(event);
-    tx.actorChanged();
   }
 
   private async runTurn(agentId: string, offer: TurnOffer, controller: AbortController): Promise<void> {
@@ -1028,29 +1078,6 @@ export class Runtime implements RuntimeApi {
     }
   }
 
-  private resolveWaits(tx: Tx, message: MessageEnvelope): void {
-    const now = tx.now.toISOString();
-    for (const wait of tx.doc.waits) {
-      if (wait.status !== 'active' && wait.status !== 'triggered') continue;
-      const matches =
-        (wait.kind === 'task' && message.kind === 'task_result' && wait.subject_ref === message.task_id) ||
-        (wait.kind === 'operator' && message.kind === 'operator_prompt') ||
-        (wait.kind === 'timer' && message.kind === 'timer_tick' && (!wait.subject_ref || wait.subject_ref === message.origin.kind && false || (message.origin.kind === 'timer' && message.origin.timer_id === wait.subject_ref))) ||
-        (wait.kind === 'external' && ['webhook_event', 'channel_event', 'callback_event', 'system_tick'].includes(message.kind) && !(message.origin.kind === 'system' && message.origin.subsystem === 'work_queue')) ||
-        (wait.kind === 'system' && message.kind === 'system_tick');
-      if (!matches) continue;
-      wait.status = 'resolved';
-      wait.resolved_at = now;
-      wait.updated_at = now;
-      wait.trigger_message_id = message.id;
-      tx.emit('wait_resolved', { wait_id: wait.id, message_id: message.id });
-      if (wait.work_item_id) {
-        const item = tx.doc.work_items.find((w) => w.id === wait.work_item_id);
-        if (item) item.blocked_by = null;
-      }
-    }
-  }
-
   // ---------------------------------------------------------------- records
 
   private createWorkItemRecord(tx: Tx, objective: string) {
@@ -1069,12 +1096,7 @@ export class Runtime implements RuntimeApi {
     item.revision += 1;
     item.updated_at = now;
     item.blocked_by = null;
-    for (const wait of tx.doc.waits) {
-      if (wait.work_item_id === item.id && (wait.status === 'active' || wait.status === 'triggered')) {
-        wait.status = 'cancelled';
-        wait.updated_at = now;
-      }
-    }
+    cancelOwnedWaits(tx, item.id, 'work_item_completed');
     if (tx.doc.state.current_work_item_id === item.id) tx.doc.state.current_work_item_id = null;
     tx.emit('work_item_completed', { work_item_id: item.id });
   }
@@ -1083,13 +1105,7 @@ export class Runtime implements RuntimeApi {
     const now = tx.now.toISOString();
     const owner = request.work_item_id ?? null;
     // At most one unresolved wait per owner: a new WaitFor replaces the previous one.
-    for (const wait of tx.doc.waits) {
-      if (wait.work_item_id === owner && (wait.status === 'active' || wait.status === 'triggered')) {
-        wait.status = 'cancelled';
-        wait.updated_at = now;
-        tx.emit('wait_cancelled', { wait_id: wait.id, reason: 'wait_for_replaced' });
-      }
-    }
+    cancelOwnedWaits(tx, owner, 'wait_for_replaced');
     const wait: WaitConditionRecord = {
       id: newId('wait'),
       agent_id: tx.cell.id,
@@ -1119,7 +1135,7 @@ export class Runtime implements RuntimeApi {
       const task = tx.doc.tasks.find((t) => t.id === wait.subject_ref);
       if (task && isTerminalTask(task.status)) wait.status = 'triggered';
     }
-    this.continuationEvent(tx, { type: 'WAIT.SET', waitId: wait.id, kind: wait.kind, reason: wait.waiting_for, resource: wait.subject_ref, workItemId: wait.work_item_id } );
+    tx.tellChild('continuation', { type: 'WAIT.SET', waitId: wait.id, kind: wait.kind, reason: wait.waiting_for, resource: wait.subject_ref, workItemId: wait.work_item_id } );
     return wait;
   }
 
@@ -1149,6 +1165,10 @@ export class Runtime implements RuntimeApi {
     timer.next_fire_at = null;
     this.alarms.disarm(tx.cell.id, timer.id);
     tx.emit('timer_cancelled', { timer_id: timer.id });
+    // A wait on it could never end now: it ends with the timer.
+    for (const wait of tx.doc.waits) {
+      if (wait.kind === 'timer' && wait.subject_ref === timer.id && isActiveWait(wait)) endWait(tx, wait, { status: 'cancelled', reason: 'timer_cancelled' });
+    }
   }
 
   private revokeTriggerRecord(tx: Tx, trigger: ExternalTriggerRecord): void {
@@ -1174,12 +1194,10 @@ export class Runtime implements RuntimeApi {
     };
     tx.doc.triggers.push(trigger);
     tx.emit('trigger_created', { trigger_id: trigger.id, delivery_mode: mode, is_default: isDefault });
-    this.mintedTokens.set(tx.cell.id, { trigger: triggerSummary(trigger), token, delivery_mode: mode });
-    return { trigger: triggerSummary(trigger), token, delivery_mode: mode };
+    const capability = { trigger: triggerSummary(trigger), token, delivery_mode: mode };
+    tx.minted.push(capability);
+    return capability;
   }
-
-  /** The raw token of the last capability minted per agent, handed to the caller that asked. */
-  private readonly mintedTokens = new Map<string, TriggerCapability>();
 
   private provisionDefaultTrigger(tx: Tx): void {
     if (tx.doc.triggers.some((t) => t.is_default && t.status === 'active')) return;
@@ -1250,6 +1268,8 @@ export class Runtime implements RuntimeApi {
     const agentId = tx.cell.id;
     const task = tx.doc.tasks.find((t) => t.id === taskId);
     if (!task || task.status !== 'queued' || !task.cmd) return;
+    // At the bound it stays queued: the next recorded result launches the agent's queued tasks.
+    if (tx.doc.tasks.filter(isRunningCommand).length >= this.options.maxRunningTasks) return;
     const handle = startCommand({
       cmd: task.cmd,
       ...(task.workdir ? { cwd: task.workdir } : {}),
@@ -1272,14 +1292,8 @@ export class Runtime implements RuntimeApi {
     if (handle.pid === null) return;
     task.status = 'running';
     task.updated_at = tx.now.toISOString();
-    this.taskEvent(tx, taskId, { type: 'START' });
+    tx.tellChild(taskId, { type: 'START' });
     tx.emit('task_status_changed', { task_id: taskId, status: 'running', pid: handle.pid });
-  }
-
-  private taskEvent(tx: Tx, taskId: string, event: { type: 'START' } | { type: 'EXITED'; exitCode: number } | { type: 'TIMED_OUT' } | { type: 'STOP' } | { type: 'INTERRUPT'; reason: string } | { type: 'SPAWN_FAILED'; reason: string } | { type: 'INPUT' }): void {
-    const actor = tx.cell.ensureActor();
-    actor.getSnapshot().children[taskId]?.send(event);
-    tx.actorChanged();
   }
 
   /**
@@ -1294,9 +1308,12 @@ export class Runtime implements RuntimeApi {
   }
 
   private async recordResults(agentId: string, take: () => FinishedCommand[]): Promise<void> {
-    await this.mutate(agentId, async (tx) => {
+    const waiting = await this.mutate(agentId, async (tx) => {
       for (const finished of take()) this.recordResult(tx, finished);
+      return tx.doc.tasks.filter((t) => t.status === 'queued' && t.cmd !== null).map((t) => t.id);
     }, { allowTerminated: true, pipelined: true });
+    // Processes ended: queued tasks held back by maxRunningTasks may start now, oldest first.
+    for (const taskId of waiting) this.launchAfterCommit(agentId, taskId);
   }
 
   private recordResult(tx: Tx, { taskId, handle, result }: FinishedCommand): void {
@@ -1304,11 +1321,11 @@ export class Runtime implements RuntimeApi {
     if (!task || isTerminalTask(task.status)) return;
     task.output_bytes = result.output_bytes;
     const status = result.outcome === 'completed' ? 'completed' : result.outcome === 'cancelled' ? 'cancelled' : 'failed';
-    if (result.reason === 'spawn_failed') this.taskEvent(tx, taskId, { type: 'SPAWN_FAILED', reason: 'spawn_failed' });
-    else if (result.reason === 'timeout') this.taskEvent(tx, taskId, { type: 'TIMED_OUT' });
-    else this.taskEvent(tx, taskId, { type: 'EXITED', exitCode: result.exit_code ?? -1 });
+    if (result.reason === 'spawn_failed') tx.tellChild(taskId, { type: 'SPAWN_FAILED', reason: 'spawn_failed' });
+    else if (result.reason === 'timeout') tx.tellChild(taskId, { type: 'TIMED_OUT' });
+    else tx.tellChild(taskId, { type: 'EXITED', exitCode: result.exit_code ?? -1 });
     task.result_text = handle.preview(2000);
-    this.finishTaskRecord(tx, task, { status, exit_code: result.exit_code, reason: result.reason }, { enqueueResult: tx.doc.state.status !== 'stopped' });
+    this.finishTaskRecord(tx, task, { status, exit_code: result.exit_code, reason: result.reason });
   }
 
   /** A task's terminal record, its result message and the exact wait it satisfies, in one commit. */
@@ -1318,7 +1335,7 @@ export class Runtime implements RuntimeApi {
     task.exit_code = end.exit_code;
     task.reason = end.reason;
     task.updated_at = now;
-    if (end.status === 'interrupted') this.taskEvent(tx, task.id, { type: 'INTERRUPT', reason: end.reason ?? 'interrupted' });
+    if (end.status === 'interrupted') tx.tellChild(task.id, { type: 'INTERRUPT', reason: end.reason ?? 'interrupted' });
     tx.emit('task_status_changed', { task_id: task.id, status: task.status, exit_code: task.exit_code, reason: task.reason });
     if (options.enqueueResult ?? true) {
       admitMessage(
@@ -1336,13 +1353,8 @@ export class Runtime implements RuntimeApi {
         tx.now,
       );
       tx.emit('message_queued', { kind: 'task_result', task_id: task.id });
-      for (const wait of tx.doc.waits) {
-        if (wait.kind === 'task' && wait.subject_ref === task.id && wait.status === 'active') {
-          wait.status = 'triggered';
-          wait.updated_at = now;
-        }
-      }
     }
+    taskEnded(tx, task.id, options.enqueueResult ?? true);
     const facts = factsOf(tx.doc);
     tx.send({ type: 'TASK.SETTLED', facts }, { reason: `task ${task.id} ${task.status}`, trigger: 'system' });
   }
@@ -1364,8 +1376,8 @@ export class Runtime implements RuntimeApi {
       const task = tx.doc.tasks.find((t) => t.id === invokedBy.task_id);
       if (!task || isTerminalTask(task.status)) return;
       task.result_text = text.slice(0, 8000);
-      this.taskEvent(tx, task.id, { type: 'EXITED', exitCode: failed ? 1 : 0 });
-      this.finishTaskRecord(tx, task, { status: failed ? 'failed' : 'completed', exit_code: null, reason: failed ? 'child_turn_failed' : null }, { enqueueResult: tx.doc.state.status !== 'stopped' });
+      tx.tellChild(task.id, { type: 'EXITED', exitCode: failed ? 1 : 0 });
+      this.finishTaskRecord(tx, task, { status: failed ? 'failed' : 'completed', exit_code: null, reason: failed ? 'child_turn_failed' : null });
     }, { allowTerminated: true });
     await this.mutate(childId, async (tx) => {
       const effect = tx.doc.effects.find((e) => e.idempotency_key === key);
@@ -1381,38 +1393,28 @@ export class Runtime implements RuntimeApi {
   async createAgent(request: CreateAgentRequest, options: { idempotency_key?: string } = {}) {
     const req = CreateAgentRequest.parse(request);
     this.fencingToken();
-    const key = options.idempotency_key ? `create:${options.idempotency_key}` : null;
+    const key = options.idempotency_key;
+    // Creates with one key run one after the other: a later one finds what the first recorded.
+    return key === undefined ? this.createOnce(req, null) : this.createKeys.run(key, () => this.createOnce(req, key));
+  }
+
+  /**
+   * Seed 002 steps 1–6. With a key, the key names the identity durably before the identity is
+   * written (`create:<key>` → agent id), so a retry after a crash at any later point resumes that
+   * agent: never a second identity (acceptance #1).
+   */
+  private async createOnce(req: CreateAgentRequest, key: string | null): Promise<{ agent: AgentSummary; external_trigger: TriggerCapability; replayed: boolean }> {
     const fingerprint = JSON.stringify(req);
-    let agentId = req.agent_id ?? null;
-    if (key) {
-      const prior = (await this.store.getGlobal(key)) as { agent_id: string; fingerprint: string } | undefined;
-      if (prior) {
-        if (prior.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict', 'this Idempotency-Key was used with another body');
-        agentId = prior.agent_id;
-      }
-    }
-    agentId ??= newId('agent');
+    const globalKey = key === null ? null : `create:${key}`;
+    const prior = globalKey === null ? undefined : ((await this.store.getGlobal(globalKey)) as { agent_id: string; fingerprint: string } | undefined);
+    if (prior && prior.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict', 'this Idempotency-Key was used with another body');
+    const agentId = prior?.agent_id ?? req.agent_id ?? newId('agent');
     const existing = await this.loadCell(agentId);
     if (existing) {
-      const ownKey = key && ((await this.store.getGlobal(key)) as { agent_id?: string } | undefined)?.agent_id === agentId;
-      if (!ownKey) throw new DomainError('agent_exists', `agent ${agentId} already exists`, { agent_id: agentId });
-      // A retried create resumes an interrupted initialization: never a second identity.
-      await existing.run(async (tx) => {
-        if (tx.doc.state.phase === 'created') tx.send({ type: 'INITIALIZE' }, { reason: 'create retried', trigger: 'user' });
-        await this.drainEffects(tx);
-      });
-      this.kick(agentId);
-      const minted = this.mintedTokens.get(agentId);
-      this.mintedTokens.delete(agentId);
-      const current = await this.cell(agentId);
-      const trigger = current.doc.triggers.find((t) => t.is_default && t.status === 'active');
-      return {
-        agent: assembleSummary(current),
-        external_trigger: minted ?? { trigger: trigger ? triggerSummary(trigger) : { id: '', delivery_mode: 'wake_hint' as const, status: 'revoked' as const }, token: '', delivery_mode: 'wake_hint' as const },
-        replayed: true,
-      };
+      if (!prior) throw new DomainError('agent_exists', `agent ${agentId} already exists`, { agent_id: agentId });
+      return this.resumeCreate(agentId);
     }
-    if (key) await this.store.putGlobal(key, { agent_id: agentId, fingerprint }, this.fencingToken());
+    if (globalKey && !prior) await this.store.putGlobal(globalKey, { agent_id: agentId, fingerprint }, this.fencingToken());
     const now = this.clock.now().toISOString();
     const doc: AgentDoc = {
       identity: {
@@ -1447,6 +1449,7 @@ export class Runtime implements RuntimeApi {
       runtime_error: false,
       pending_wake_hint: null,
       recent_keys: [],
+      idempotency: [],
       refusal: null,
       failure: null,
       last_commit_at: now,
@@ -1470,22 +1473,38 @@ export class Runtime implements RuntimeApi {
     this.cells.set(agentId, cell);
     this.bus.publish(created.events);
     // Steps 3–6: checks, trigger + lease, first snapshot, commit to Active.
-    await cell.run(async (tx) => {
+    const minted = await this.mutate(agentId, async (tx) => {
       tx.send({ type: 'INITIALIZE' }, { reason: 'agent created', trigger: 'user' });
       await tx.flush();
       await this.drainEffects(tx);
+      return tx.minted.at(-1);
     });
-    this.kick(agentId);
-    const minted = this.mintedTokens.get(agentId);
-    this.mintedTokens.delete(agentId);
     if (!minted) throw new DomainError('internal_error', 'initialization did not provision a capability');
     return { agent: assembleSummary(cell), external_trigger: minted, replayed: false };
   }
 
+  /**
+   * A retried create of an agent that exists under its key: an initialization the first attempt
+   * did not finish is resumed (and shows the capability it mints), a finished one is answered as it is.
+   */
+  private async resumeCreate(agentId: string): Promise<{ agent: AgentSummary; external_trigger: TriggerCapability; replayed: boolean }> {
+    const { summary, minted } = await this.mutate(agentId, async (tx) => {
+      if (tx.doc.state.phase === 'created') tx.send({ type: 'INITIALIZE' }, { reason: 'create retried', trigger: 'user' });
+      await this.drainEffects(tx);
+      return { summary: draftSummary(tx), minted: tx.minted.at(-1) };
+    }, { allowTerminated: true });
+    const trigger = summary.active_external_triggers.at(0);
+    return {
+      agent: summary,
+      external_trigger: minted ?? { trigger: trigger ?? { id: '', delivery_mode: 'wake_hint' as const, status: 'revoked' as const }, token: '', delivery_mode: 'wake_hint' as const },
+      replayed: true,
+    };
+  }
+
   /** Served from the roster: listing loads no document. */
-  async listAgents(query: PageQuery): Promise<Page<AgentListEntry>> {
-    const q = PageQuery.parse(query);
-    const { ids, more } = this.roster.page(q.cursor, q.limit);
+  async listAgents(query: AgentListQuery): Promise<Page<AgentListEntry>> {
+    const q = AgentListQuery.parse(query);
+    const { ids, more } = this.roster.page(q.cursor, q.limit, { q: q.q, status: q.status });
     const items: AgentListEntry[] = [];
     for (const id of ids) {
       const entry = this.roster.get(id);
@@ -1499,7 +1518,7 @@ export class Runtime implements RuntimeApi {
     return assembleSummary(await this.cell(agentId));
   }
 
-  async accepts(agentId: string): Promise<AcceptedEvents> {
+  async accepts(agentId: string): Promise<StateAccepts> {
     return acceptsOf(this.env.logic, await this.cell(agentId));
   }
 
@@ -1518,35 +1537,36 @@ export class Runtime implements RuntimeApi {
     };
   }
 
-  async control(agentId: string, request: ControlRequest): Promise<AgentSummary> {
+  async control(agentId: string, request: ControlRequest, options: MutationOptions = {}): Promise<AgentSummary> {
     const req = ControlRequest.parse(request);
-    await this.mutate(agentId, async (tx) => {
-      if (req.action === 'stop') {
-        if (tx.doc.state.status === 'stopped') return;
+    const expected = req.expected_version ?? options.expected_version;
+    return this.mutate(agentId, async (tx) => {
+      const changes = req.action === 'stop' ? tx.doc.state.status !== 'stopped' : tx.doc.state.status === 'stopped';
+      if (req.action === 'stop' && changes) {
         if (!tx.send({ type: 'STOP', reason: 'operator stop' }, { reason: 'operator stop', trigger: 'user', initiator: 'operator', principal: 'control_token' })) {
           throw refusedByState(tx.cell.ensureActor().getSnapshot(), agentId, tx.doc, 'illegal_transition', `agent ${agentId} cannot stop in phase ${tx.doc.state.phase}`);
         }
-      } else {
-        if (tx.doc.state.status !== 'stopped') return;
+      } else if (changes) {
         tx.send({ type: 'START' }, { reason: 'operator start', trigger: 'user', initiator: 'operator', principal: 'control_token' });
       }
-      tx.emit('control_applied', { action: req.action });
-      await this.drainEffects(tx);
+      if (changes) {
+        tx.emit('control_applied', { action: req.action });
+        await this.drainEffects(tx);
+      }
       // Started back asleep (it was stopped asleep): asleep holds no actor.
       if (tx.doc.state.phase === 'sleeping') tx.passivate();
-    }, req.expected_version !== undefined ? { expected_version: req.expected_version } : {});
-    // The operation may have run in a fresh cell, if this one retired in between.
-    return assembleSummary(await this.cell(agentId));
+      return draftSummary(tx);
+    }, { ...options, ...(expected !== undefined ? { expected_version: expected } : {}) });
   }
 
-  async transition(agentId: string, request: TransitionRequest): Promise<{ record: TransitionRecord; replayed: boolean }> {
+  async transition(agentId: string, request: TransitionRequest, options: MutationOptions = {}): Promise<{ record: TransitionRecord; replayed: boolean }> {
     const req = TransitionRequest.parse(request);
     const cell = await this.cell(agentId);
     if (findTransition(cell.doc, req.transition_id)) return { record: this.transitionResult(cell.doc, req.transition_id), replayed: true };
     const record = await this.mutate(agentId, async (tx) => {
       if (findTransition(tx.doc, req.transition_id)) return this.transitionResult(tx.doc, req.transition_id);
       return this.explicitTransition(tx, req);
-    }, { expected_version: req.expected_version, allowTerminated: false });
+    }, { ...options, expected_version: req.expected_version, allowTerminated: false });
     return { record, replayed: false };
   }
 
@@ -1627,8 +1647,8 @@ export class Runtime implements RuntimeApi {
     }
   }
 
-  async takeSnapshot(agentId: string): Promise<Snapshot> {
-    return this.mutate(agentId, async (tx) => this.takeSnapshotInto(tx, 'on_request'));
+  async takeSnapshot(agentId: string, options: MutationOptions = {}): Promise<Snapshot> {
+    return this.mutate(agentId, async (tx) => this.takeSnapshotInto(tx, 'on_request'), options);
   }
 
   async listSnapshots(agentId: string): Promise<Snapshot[]> {
@@ -1662,7 +1682,7 @@ export class Runtime implements RuntimeApi {
     });
   }
 
-  async abortRun(agentId: string, request: AbortRunRequest) {
+  async abortRun(agentId: string, request: AbortRunRequest, options: MutationOptions = {}) {
     const req = AbortRunRequest.parse(request);
     return this.mutate(agentId, async (tx) => {
       const runId = tx.doc.state.current_run_id;
@@ -1678,24 +1698,21 @@ export class Runtime implements RuntimeApi {
       // The abort ends the run only: tasks and triggers stay (holon-reference §11).
       tx.cell.takeEffects();
       return { agent_id: agentId, run_id: runId, aborted: true as const };
-    });
+    }, options);
   }
 
-  async terminate(agentId: string): Promise<AgentSummary> {
-    const cell = await this.cell(agentId);
-    if (cell.doc.state.phase === 'terminated') return assembleSummary(cell);
-    await cell.run(async (tx) => {
-      if (tx.doc.state.phase === 'terminated') return;
-      if (!tx.send({ type: 'TERMINATE', reason: 'operator delete' }, { reason: 'operator delete', trigger: 'user', initiator: 'operator' })) {
-        throw refusedByState(tx.cell.ensureActor().getSnapshot(), agentId, tx.doc, 'illegal_transition', `agent ${agentId} cannot terminate from ${tx.doc.state.phase}`);
+  async terminate(agentId: string, options: MutationOptions = {}): Promise<AgentSummary> {
+    return this.mutate(agentId, async (tx) => {
+      if (tx.doc.state.phase !== 'terminated') {
+        if (!tx.send({ type: 'TERMINATE', reason: 'operator delete' }, { reason: 'operator delete', trigger: 'user', initiator: 'operator' })) {
+          throw refusedByState(tx.cell.ensureActor().getSnapshot(), agentId, tx.doc, 'illegal_transition', `agent ${agentId} cannot terminate from ${tx.doc.state.phase}`);
+        }
+        await tx.flush();
+        await this.drainEffects(tx);
       }
-      await tx.flush();
-      await this.drainEffects(tx);
-    });
-    // The operation may have run in a fresh cell, if this one retired in between.
-    const current = await this.cell(agentId);
-    if (current.doc.state.phase === 'terminated') current.passivate();
-    return assembleSummary(current);
+      if (tx.doc.state.phase === 'terminated') tx.passivate();
+      return draftSummary(tx);
+    }, { ...options, allowTerminated: true });
   }
 
   // ---------------------------------------------------------------- messages
@@ -1725,27 +1742,27 @@ export class Runtime implements RuntimeApi {
     return this.queueMessage(agentId, { kind: 'operator_prompt', origin: { kind: 'operator' }, authority_class: 'operator_instruction', priority: 'interject', body: { type: 'text', text: req.text }, work_item_id: req.work_item_id ?? null }, options);
   }
 
-  async enqueue(agentId: string, request: EnqueueRequest): Promise<MessageAccepted> {
+  async enqueue(agentId: string, request: EnqueueRequest, options: MutationOptions = {}): Promise<MessageAccepted> {
     const req = EnqueueRequest.parse(request);
     const origin = req.origin ?? (req.kind === 'channel_event' ? { kind: 'channel' as const, channel_id: 'http' } : { kind: 'webhook' as const, source: 'http' });
     if ((req.kind === 'channel_event') !== (origin.kind === 'channel')) throw new DomainError('forbidden', `kind ${req.kind} does not go with origin ${origin.kind}`);
     const body = req.json !== undefined ? { type: 'json' as const, value: req.json } : { type: 'text' as const, text: req.text ?? '' };
-    return this.queueMessage(agentId, { kind: req.kind, origin, authority_class: origin.kind === 'channel' ? 'external_evidence' : 'integration_signal', priority: req.priority, body });
+    return this.queueMessage(agentId, { kind: req.kind, origin, authority_class: origin.kind === 'channel' ? 'external_evidence' : 'integration_signal', priority: req.priority, body }, options);
   }
 
-  async wake(agentId: string, request: WakeRequest): Promise<WakeResult> {
+  async wake(agentId: string, request: WakeRequest, options: MutationOptions = {}): Promise<WakeResult> {
     const req = WakeRequest.parse(request);
-    return this.submitWakeHint(agentId, req.reason, req.source ?? 'control', null);
+    return this.submitWakeHint(agentId, req.reason, req.source ?? 'control', null, undefined, options);
   }
 
   /** Seed 003 wake hint: liveness only, deduplicated while one is pending. */
-  private submitWakeHint(agentId: string, reason: string, source: string, triggerId: string | null, delivery?: Delivery): Promise<WakeResult> {
+  private submitWakeHint(agentId: string, reason: string, source: string, triggerId: string | null, delivery?: Delivery, options: MutationOptions = {}): Promise<WakeResult> {
     return this.mutate(agentId, async (tx) => {
       const doc = tx.doc;
       const queueDepth = doc.queue.filter((m) => m.status === 'queued' || m.status === 'interrupted').length;
       const disposition = wakeHintDisposition({ status: doc.state.status, queue_depth: queueDepth });
       const hint = { reason, source };
-      this.continuationEvent(tx, { type: 'WAKE_HINT', hint, status: doc.state.status, queueDepth } );
+      tx.tellChild('continuation', { type: 'WAKE_HINT', hint, status: doc.state.status, queueDepth } );
       tx.emit('wake_hint', { disposition, reason, source, external_trigger_id: triggerId });
       const tickQueued = doc.queue.some((m) => m.status === 'queued' && m.origin.kind === 'system' && m.origin.subsystem === 'wake_hint');
       if (disposition === 'coalesced' && !tickQueued) {
@@ -1758,7 +1775,7 @@ export class Runtime implements RuntimeApi {
       }
       if (delivery) this.recordDelivery(tx, delivery, disposition);
       return { agent_id: agentId, disposition };
-    }, { pipelined: true });
+    }, { ...options, pipelined: true });
   }
 
   private emitWakeTick(tx: Tx, reason: string, source: string | null, createdAt: string, triggerId: string | null = null): void {
@@ -1776,12 +1793,12 @@ export class Runtime implements RuntimeApi {
     return item;
   }
 
-  async createWorkItem(agentId: string, request: CreateWorkItemRequest): Promise<WorkItemView> {
+  async createWorkItem(agentId: string, request: CreateWorkItemRequest, options: MutationOptions = {}): Promise<WorkItemView> {
     const req = CreateWorkItemRequest.parse(request);
-    return this.mutate(agentId, async (tx) => workItemView(tx.doc, this.createWorkItemRecord(tx, req.objective)));
+    return this.mutate(agentId, async (tx) => workItemView(tx.doc, this.createWorkItemRecord(tx, req.objective)), options);
   }
 
-  async updateWorkItem(agentId: string, workItemId: string, request: UpdateWorkItemRequest): Promise<WorkItemView> {
+  async updateWorkItem(agentId: string, workItemId: string, request: UpdateWorkItemRequest, options: MutationOptions = {}): Promise<WorkItemView> {
     const req = UpdateWorkItemRequest.parse(request);
     return this.mutate(agentId, async (tx) => {
       const item = this.findWorkItem(tx.doc, workItemId);
@@ -1793,39 +1810,33 @@ export class Runtime implements RuntimeApi {
       item.updated_at = tx.now.toISOString();
       tx.emit('work_item_updated', { work_item_id: item.id, revision: item.revision });
       return workItemView(tx.doc, item);
-    });
+    }, options);
   }
 
-  async pickWorkItem(agentId: string, workItemId: string, request: PickWorkItemRequest): Promise<WorkItemView> {
+  async pickWorkItem(agentId: string, workItemId: string, request: PickWorkItemRequest, options: MutationOptions = {}): Promise<WorkItemView> {
     const req = PickWorkItemRequest.parse(request);
     return this.mutate(agentId, async (tx) => {
       const item = this.findWorkItem(tx.doc, workItemId);
       if (item.state !== 'open') throw new DomainError('illegal_transition', `work item ${workItemId} is completed`);
       if (req.clear_blocker) {
         item.blocked_by = null;
-        for (const wait of tx.doc.waits) {
-          if (wait.work_item_id === item.id && (wait.status === 'active' || wait.status === 'triggered')) {
-            wait.status = 'cancelled';
-            wait.updated_at = tx.now.toISOString();
-            tx.emit('wait_cancelled', { wait_id: wait.id, reason: 'pick_work_item_clear_blocker' });
-          }
-        }
+        cancelOwnedWaits(tx, item.id, 'pick_work_item_clear_blocker');
       }
       tx.doc.state.current_work_item_id = item.id;
       item.updated_at = tx.now.toISOString();
       tx.emit('work_item_updated', { work_item_id: item.id, picked: true, reason: req.reason ?? null });
       return workItemView(tx.doc, item);
-    });
+    }, options);
   }
 
-  async completeWorkItem(agentId: string, workItemId: string, request: CompleteWorkItemRequest): Promise<WorkItemView> {
+  async completeWorkItem(agentId: string, workItemId: string, request: CompleteWorkItemRequest, options: MutationOptions = {}): Promise<WorkItemView> {
     const req = CompleteWorkItemRequest.parse(request);
     return this.mutate(agentId, async (tx) => {
       const item = this.findWorkItem(tx.doc, workItemId);
       if (item.state === 'completed') return workItemView(tx.doc, item);
       this.completeWorkItemRecord(tx, item, req.report_text);
       return workItemView(tx.doc, item);
-    });
+    }, options);
   }
 
   async listWorkItems(agentId: string): Promise<WorkItemView[]> {
@@ -1840,47 +1851,38 @@ export class Runtime implements RuntimeApi {
 
   // ---------------------------------------------------------------- waits and timers
 
-  async createWait(agentId: string, request: CreateWaitRequest): Promise<WaitConditionRecord> {
+  async createWait(agentId: string, request: CreateWaitRequest, options: MutationOptions = {}): Promise<WaitConditionRecord> {
     const req = CreateWaitRequest.parse(request);
     return this.mutate(agentId, async (tx) => {
       if (req.work_item_id) this.findWorkItem(tx.doc, req.work_item_id);
       if (req.wake === 'task_result' && !tx.doc.tasks.some((t) => t.id === req.resource)) throw new DomainError('task_not_found', `task ${req.resource} not found`);
       if (req.wake === 'timer' && !tx.doc.timers.some((t) => t.id === req.resource && t.status === 'active')) throw new DomainError('timer_not_found', `active timer ${req.resource} not found`);
       return this.createWaitRecord(tx, { wake: req.wake, reason: req.reason, ...(req.resource ? { resource: req.resource } : {}), ...(req.work_item_id ? { work_item_id: req.work_item_id } : {}), ...(req.wake_at ? { wake_at: req.wake_at } : {}) });
-    });
+    }, options);
   }
 
-  async cancelWait(agentId: string, waitId: string): Promise<WaitConditionRecord> {
+  async cancelWait(agentId: string, waitId: string, options: MutationOptions = {}): Promise<WaitConditionRecord> {
     return this.mutate(agentId, async (tx) => {
       const wait = tx.doc.waits.find((w) => w.id === waitId);
       if (!wait) throw new DomainError('wait_not_found', `wait ${waitId} not found`);
-      if (wait.status === 'active' || wait.status === 'triggered') {
-        wait.status = 'cancelled';
-        wait.updated_at = tx.now.toISOString();
-        if (wait.work_item_id) {
-          const item = tx.doc.work_items.find((w) => w.id === wait.work_item_id);
-          if (item) item.blocked_by = null;
-        }
-        tx.emit('wait_cancelled', { wait_id: wait.id, reason: 'cancelled_by_operator' });
-        this.continuationEvent(tx, { type: 'WAIT.CANCEL' } );
-      }
+      if (isActiveWait(wait)) endWait(tx, wait, { status: 'cancelled', reason: 'cancelled_by_operator' });
       return wait;
-    });
+    }, options);
   }
 
-  async createTimer(agentId: string, request: CreateTimerRequest): Promise<TimerRecord> {
+  async createTimer(agentId: string, request: CreateTimerRequest, options: MutationOptions = {}): Promise<TimerRecord> {
     const req = CreateTimerRequest.parse(request);
-    return this.mutate(agentId, async (tx) => this.createTimerRecord(tx, { duration_ms: req.duration_ms, ...(req.interval_ms ? { interval_ms: req.interval_ms } : {}), ...(req.summary ? { summary: req.summary } : {}) }));
+    return this.mutate(agentId, async (tx) => this.createTimerRecord(tx, { duration_ms: req.duration_ms, ...(req.interval_ms ? { interval_ms: req.interval_ms } : {}), ...(req.summary ? { summary: req.summary } : {}) }), options);
   }
 
-  async cancelTimer(agentId: string, timerId: string): Promise<TimerRecord> {
+  async cancelTimer(agentId: string, timerId: string, options: MutationOptions = {}): Promise<TimerRecord> {
     return this.mutate(agentId, async (tx) => {
       const timer = tx.doc.timers.find((t) => t.id === timerId);
       if (!timer) throw new DomainError('timer_not_found', `timer ${timerId} not found`);
       if (timer.status === 'completed') throw new DomainError('timer_completed', `timer ${timerId} already completed`);
       if (timer.status === 'active') this.cancelTimerRecord(tx, timer);
       return timer;
-    });
+    }, options);
   }
 
   async listTimers(agentId: string): Promise<TimerRecord[]> {
@@ -1935,21 +1937,30 @@ export class Runtime implements RuntimeApi {
     await this.drainEffects(tx);
   }
 
-  async execCommand(agentId: string, request: ExecCommandRequest): Promise<TaskRecord> {
+  async execCommand(agentId: string, request: ExecCommandRequest, options: MutationOptions = {}): Promise<TaskRecord> {
     const req = ExecCommandRequest.parse(request);
-    return new Promise((resolve, reject) => this.commandRequests.join(agentId, { req, resolve, reject }));
+    return new Promise((resolve, reject) => this.commandRequests.join(agentId, { req, resolve, reject, ...(options.idempotency ? { idempotency: options.idempotency } : {}) }));
   }
 
   /**
    * Records the ExecCommand requests that joined one operation. A request the agent refuses
-   * (stopped, unknown work item) fails alone, before anything changes; the others share the wake,
-   * the commit, and the launch that follows it.
+   * (stopped, unknown work item) fails alone, before anything changes; a retried one (its
+   * Idempotency-Key recorded) gets its task as recorded; the others share the wake, the commit,
+   * and the launch that follows it.
    */
   private recordCommands(agentId: string, take: () => CommandRequest[]): void {
-    let pending: CommandRequest[] = [];
+    let taken: CommandRequest[] | null = null;
     void this.mutate(agentId, async (tx) => {
-      pending = take().filter((request) => {
+      taken = take();
+      const answers: Array<{ request: CommandRequest; task: TaskRecord; created: boolean }> = [];
+      const fresh = taken.filter((request) => {
         try {
+          const recorded = request.idempotency ? recordedAnswer(tx.doc, request.idempotency) : undefined;
+          if (recorded && request.idempotency) {
+            request.idempotency.replayed = true;
+            answers.push({ request, task: recorded.value as TaskRecord, created: false });
+            return false;
+          }
           this.refuseStopped(tx);
           if (request.req.work_item_id) this.findWorkItem(tx.doc, request.req.work_item_id);
           return true;
@@ -1958,38 +1969,44 @@ export class Runtime implements RuntimeApi {
           return false;
         }
       });
-      if (pending.length === 0) return [];
+      if (fresh.length === 0) return answers;
       await this.wakeForTask(tx);
       if (tx.doc.state.phase !== 'active') throw new DomainError('illegal_transition', `agent ${agentId} is ${tx.doc.state.phase}: tasks start only while active`);
-      return pending.map(({ req }) => {
+      for (const request of fresh) {
+        const { req } = request;
         const task = this.createTaskRecord(tx, { summary: req.summary, cmd: req.cmd, accepts_input: req.accepts_input, ...(req.workdir ? { workdir: req.workdir } : {}), ...(req.timeout_ms ? { timeout_ms: req.timeout_ms } : {}), ...(req.work_item_id ? { work_item_id: req.work_item_id } : {}) }, null);
         if (req.env) this.taskEnv.set(task.id, req.env);
-        return task;
-      });
+        if (request.idempotency) recordAnswer(tx.doc, request.idempotency, task, tx.now);
+        answers.push({ request, task, created: true });
+      }
+      return answers;
     }, { pipelined: true }).then(
-      (tasks) => {
-        tasks.forEach((task, i) => {
-          pending[i]?.resolve(task);
-          this.launchAfterCommit(agentId, task.id);
-        });
+      (answers) => {
+        for (const { request, task, created } of answers) {
+          request.resolve(task);
+          if (created) this.launchAfterCommit(agentId, task.id);
+        }
       },
       (error: unknown) => {
         // Failed before it started (an unknown agent) or as a whole: every request it took fails.
-        if (pending.length === 0) pending = take();
-        for (const request of pending) request.reject(error);
+        for (const request of taken ?? take()) request.reject(error);
       },
     );
   }
 
   /** InvokeAgent: an ActorInvocation task backed by a child agent whose turn result re-enters the parent. */
-  async invokeAgent(agentId: string, request: InvokeAgentRequest): Promise<TaskRecord> {
+  async invokeAgent(agentId: string, request: InvokeAgentRequest, options: MutationOptions = {}): Promise<TaskRecord> {
     const req = InvokeAgentRequest.parse(request);
     const parent = await this.cell(agentId);
     if (req.target_agent_id === agentId) throw new DomainError('forbidden', 'an agent cannot invoke itself');
     if (parent.doc.state.status === 'stopped') throw new DomainError('agent_stopped', `agent ${agentId} is stopped`);
     let childId = req.target_agent_id;
     if (childId) await this.cell(childId);
-    else childId = (await this.createAgent({ mission: req.summary, owner: agentId, config: { turn_runner: parent.doc.config.turn_runner, model: parent.doc.config.model } })).agent.identity.agent_id;
+    else {
+      // A retried invocation finds the child its first attempt created (the key names it).
+      const childKey = options.idempotency ? { idempotency_key: `invoke:${agentId}:${options.idempotency.key}` } : {};
+      childId = (await this.createAgent({ mission: req.summary, owner: agentId, config: { turn_runner: parent.doc.config.turn_runner, model: parent.doc.config.model } }, childKey)).agent.identity.agent_id;
+    }
     const task = await this.mutate(agentId, async (tx) => {
       this.refuseStopped(tx);
       await this.wakeForTask(tx);
@@ -2017,10 +2034,10 @@ export class Runtime implements RuntimeApi {
       };
       appendRecord(tx.doc, 'tasks', task);
       tx.send({ type: 'TASK.SPAWN', taskId: task.id, kind: task.kind, acceptsInput: false }, { reason: 'invocation spawned', trigger: 'agent' });
-      this.taskEvent(tx, task.id, { type: 'START' });
+      tx.tellChild(task.id, { type: 'START' });
       tx.emit('task_status_changed', { task_id: task.id, status: 'running', kind: task.kind, child_agent_id: childId });
       return task;
-    });
+    }, options);
     await this.queueMessage(childId as string, {
       kind: 'internal_followup',
       origin: { kind: 'system', subsystem: 'invoke_agent' },
@@ -2028,7 +2045,8 @@ export class Runtime implements RuntimeApi {
       priority: 'next',
       body: { type: 'text', text: req.prompt },
       metadata: { invoked_by: { agent_id: agentId, task_id: task.id } },
-    });
+    }, { idempotency: { key: `invoked_by:${task.id}`, fingerprint: `task:${task.id}` } });
+    // Also on a retry: a first attempt that died before this point still gives the child its prompt, once.
     return task;
   }
 
@@ -2042,22 +2060,27 @@ export class Runtime implements RuntimeApi {
 
   async taskOutput(agentId: string, taskId: string, query: TaskOutputQuery): Promise<TaskOutputResult> {
     const q = TaskOutputQuery.parse(query);
-    const cell = await this.cell(agentId);
-    this.findTask(cell.doc, taskId);
-    const live = this.live.get(taskId);
+    const deadline = Date.now() + q.timeout_ms;
+    const statusOf = async () => this.findTask((await this.cell(agentId)).doc, taskId).status;
+    const queued = (await statusOf()) === 'queued' && !this.live.has(taskId);
     let retrieval: TaskOutputResult['retrieval_status'] = 'success';
-    if (live) {
-      if (q.block) {
-        const outcome = await waitForOutput(live.handle, { sinceBytes: live.handle.outputBytes, timeoutMs: q.timeout_ms });
+    if (q.block) {
+      // A queued task is waited for like a running one: until it starts (or ends), then for output
+      // (all of it counts as new), then, if its process ended, until its result is recorded.
+      if (queued) await this.untilTaskStatus(agentId, taskId, (status) => status !== 'queued', deadline);
+      const live = this.live.get(taskId);
+      if (live) {
+        const outcome = await waitForOutput(live.handle, { sinceBytes: queued ? 0 : live.handle.outputBytes, timeoutMs: deadline - Date.now() });
         if (outcome === 'timeout') retrieval = 'timeout';
-      } else retrieval = 'not_ready';
-    }
-    const task = this.findTask(cell.doc, taskId);
+      }
+      if (!this.live.has(taskId)) await this.untilTaskStatus(agentId, taskId, isTerminalTask, deadline);
+    } else if (this.live.has(taskId) || queued) retrieval = 'not_ready';
+    const task = this.findTask((await this.cell(agentId)).doc, taskId);
     const path = this.artifactPath(agentId, taskId);
     const bytes = await stat(path).then((s) => s.size).catch(() => 0);
     const stillLive = this.live.get(taskId);
     const preview = stillLive ? stillLive.handle.preview(q.max_bytes) : await readTail(path, q.max_bytes);
-    if (!stillLive && isTerminalTask(task.status)) retrieval = 'success';
+    if (!stillLive) retrieval = isTerminalTask(task.status) ? 'success' : q.block ? 'timeout' : 'not_ready';
     return {
       task_id: taskId,
       status: task.status,
@@ -2070,6 +2093,16 @@ export class Runtime implements RuntimeApi {
     };
   }
 
+  /** Waits until the task's committed status satisfies `reached`, or `deadline` (epoch ms) passes. */
+  private async untilTaskStatus(agentId: string, taskId: string, reached: (status: TaskRecord['status']) => boolean, deadline: number): Promise<void> {
+    const now = () => {
+      const status = this.cells.get(agentId)?.doc.tasks.find((t) => t.id === taskId)?.status;
+      return status === undefined || reached(status);
+    };
+    const moved = (event: AgentEvent) => event.type === 'task_status_changed' && event.payload['task_id'] === taskId && reached(event.payload['status'] as TaskRecord['status']);
+    await this.bus.until(agentId, moved, deadline - Date.now(), now);
+  }
+
   async taskArtifact(agentId: string, taskId: string): Promise<Readable> {
     const cell = await this.cell(agentId);
     this.findTask(cell.doc, taskId);
@@ -2080,7 +2113,7 @@ export class Runtime implements RuntimeApi {
     return createReadStream(path);
   }
 
-  async taskInput(agentId: string, taskId: string, request: TaskInputRequest): Promise<TaskInputResult> {
+  async taskInput(agentId: string, taskId: string, request: TaskInputRequest, options: MutationOptions = {}): Promise<TaskInputResult> {
     const req = TaskInputRequest.parse(request);
     return this.mutate(agentId, async (tx) => {
       const task = this.findTask(tx.doc, taskId);
@@ -2089,13 +2122,13 @@ export class Runtime implements RuntimeApi {
         throw new DomainError('task_not_accepting_input', `task ${taskId} does not accept input (accepts_input=${task.accepts_input}, status=${task.status})`);
       }
       const bytes = await live.handle.write(req.text);
-      this.taskEvent(tx, taskId, { type: 'INPUT' });
+      tx.tellChild(taskId, { type: 'INPUT' });
       tx.emit('task_input', { task_id: taskId, bytes });
       return { task, accepted_input: true, bytes_written: bytes };
-    });
+    }, options);
   }
 
-  async stopTask(agentId: string, taskId: string): Promise<TaskStopResult> {
+  async stopTask(agentId: string, taskId: string, options: MutationOptions = {}): Promise<TaskStopResult> {
     let force = false;
     const task = await this.mutate(agentId, async (tx) => {
       const task = this.findTask(tx.doc, taskId);
@@ -2103,49 +2136,45 @@ export class Runtime implements RuntimeApi {
       const live = this.live.get(taskId);
       if (task.status === 'cancelling') force = true;
       if (!live) {
-        this.taskEvent(tx, taskId, { type: 'STOP' });
+        tx.tellChild(taskId, { type: 'STOP' });
         this.finishTaskRecord(tx, task, { status: 'cancelled', exit_code: null, reason: 'stopped' });
         return task;
       }
       task.status = 'cancelling';
       task.updated_at = tx.now.toISOString();
-      this.taskEvent(tx, taskId, { type: 'STOP' });
+      tx.tellChild(taskId, { type: 'STOP' });
       tx.emit('task_status_changed', { task_id: taskId, status: 'cancelling', force });
       void live.handle.stop();
       return task;
-    }, { allowTerminated: true });
+    }, { ...options, allowTerminated: true });
     return { task, stop_requested: true, force_stop_requested: force };
   }
 
   // ---------------------------------------------------------------- triggers
 
-  async createTrigger(agentId: string, request: CreateTriggerRequest): Promise<TriggerCapability> {
+  async createTrigger(agentId: string, request: CreateTriggerRequest, options: MutationOptions = {}): Promise<TriggerCapability> {
     const req = CreateTriggerRequest.parse(request);
     return this.mutate(agentId, async (tx) => {
       this.refuseStopped(tx);
-      const capability = this.provisionTrigger(tx, req.delivery_mode, false);
-      this.mintedTokens.delete(agentId);
-      return capability;
-    });
+      return this.provisionTrigger(tx, req.delivery_mode, false);
+    }, { ...options, recordAs: withoutToken });
   }
 
-  async revokeTrigger(agentId: string, triggerId: string): Promise<ExternalTriggerSummary> {
+  async revokeTrigger(agentId: string, triggerId: string, options: MutationOptions = {}): Promise<ExternalTriggerSummary> {
     return this.mutate(agentId, async (tx) => {
       const trigger = tx.doc.triggers.find((t) => t.id === triggerId);
       if (!trigger) throw new DomainError('trigger_not_found', `trigger ${triggerId} not found`);
       if (trigger.status === 'active') this.revokeTriggerRecord(tx, trigger);
       return triggerSummary(trigger);
-    });
+    }, options);
   }
 
-  async resetCallback(agentId: string): Promise<TriggerCapability> {
+  async resetCallback(agentId: string, options: MutationOptions = {}): Promise<TriggerCapability> {
     return this.mutate(agentId, async (tx) => {
       this.refuseStopped(tx);
       for (const trigger of tx.doc.triggers) if (trigger.is_default && trigger.status === 'active') this.revokeTriggerRecord(tx, trigger);
-      const capability = this.provisionTrigger(tx, 'wake_hint', true);
-      this.mintedTokens.delete(agentId);
-      return capability;
-    });
+      return this.provisionTrigger(tx, 'wake_hint', true);
+    }, { ...options, recordAs: withoutToken });
   }
 
   async deliverCallback(mode: 'wake_hint' | 'enqueue_message', token: string, body: CallbackBody): Promise<CallbackResult> {
@@ -2216,23 +2245,27 @@ export class Runtime implements RuntimeApi {
 
   // ---------------------------------------------------------------- turn workers
 
-  async claimTurn(request: ClaimTurnRequest, signal?: AbortSignal): Promise<TurnOffer | null> {
+  async claimTurn(request: ClaimTurnRequest, signal?: AbortSignal, options: Pick<MutationOptions, 'idempotency'> = {}): Promise<TurnClaim | null> {
     const req = ClaimTurnRequest.parse(request);
-    return this.offers.claim(req.agent_ids ?? null, req.wait_ms, signal);
+    return this.offers.claim(req.agent_ids ?? null, req.wait_ms, signal, options.idempotency);
   }
 
-  async heartbeatTurn(runId: string): Promise<{ run_id: string; lease_expires_at: string }> {
-    return { run_id: runId, lease_expires_at: this.offers.heartbeat(runId) };
+  async heartbeatTurn(runId: string, request: HeartbeatTurnRequest): Promise<{ run_id: string; claim_id: string; lease_expires_at: string }> {
+    const req = HeartbeatTurnRequest.parse(request);
+    return { run_id: runId, claim_id: req.claim_id, lease_expires_at: this.offers.heartbeat(runId, req.claim_id) };
   }
 
-  async completeTurn(runId: string, request: CompleteTurnRequest): Promise<{ run_id: string; applied: boolean }> {
-    const req = CompleteTurnRequest.parse(request);
-    const offer = this.offers.complete(runId);
-    await this.mutate(offer.agent_id, async (tx) => {
-      if (tx.doc.state.current_run_id !== offer.run_id) throw new DomainError('stale_run_id', `run ${offer.run_id} is no longer current`);
-      this.finishTurn(tx, offer.run_id, req);
-    });
-    return { run_id: runId, applied: true };
+  async completeTurn(runId: string, request: CompleteTurnRequest, options: MutationOptions = {}): Promise<{ run_id: string; applied: boolean }> {
+    const { claim_id: claimId, ...result } = CompleteTurnRequest.parse(request);
+    // A retried completion (same Idempotency-Key) of a claim that completed is answered from the agent's records.
+    const completed = options.idempotency ? this.offers.completedBy(runId, claimId) : null;
+    const agentId = completed ?? this.offers.complete(runId, claimId).agent_id;
+    return this.mutate(agentId, async (tx) => {
+      if (completed !== null) throw new DomainError('lease_lost', `turn ${runId} was completed already under claim ${claimId}`);
+      if (tx.doc.state.current_run_id !== runId) throw new DomainError('stale_run_id', `run ${runId} is no longer current`);
+      this.finishTurn(tx, runId, result);
+      return { run_id: runId, applied: true };
+    }, options);
   }
 
   // ---------------------------------------------------------------- introspection
@@ -2250,6 +2283,15 @@ export class Runtime implements RuntimeApi {
     };
   }
 
+  async inspect(agentId: string, listener: InspectionListener): Promise<() => void> {
+    await this.cell(agentId);
+    return this.inspection.watch(agentId, listener);
+  }
+
+  async acceptedEvents(agentId: string): Promise<AgentAccepts> {
+    return agentAccepts(await this.cell(agentId));
+  }
+
   async readiness(): Promise<Readiness> {
     let storeOk = true;
     let lease: Lease | null = null;
@@ -2265,32 +2307,8 @@ export class Runtime implements RuntimeApi {
       process: { pid: process.pid, uptime_s: Math.round(process.uptime()) },
       lease: { held, holder: lease?.holder ?? null, expires_at: lease?.expires_at ?? null, fencing_token: lease?.fencing_token ?? 0 },
       dependencies: { store: { ok: storeOk, kind: this.store.kind } },
-      progress: { last_commit_at: this.lastCommitAt, stalled_agents: stalled },
+      progress: { last_commit_at: this.lastCommitAt, stalled_agents: stalled, stranded_agents: this.roster.stranded() },
     };
-  }
-
-  async idempotent<T>(key: string, fingerprint: string, operation: () => Promise<T>): Promise<{ value: T; replayed: boolean }> {
-    const storeKey = `idem:${key}`;
-    const inflight = this.idempotencyInFlight.get(storeKey);
-    if (inflight) {
-      await inflight.catch(() => undefined);
-    }
-    const prior = (await this.store.getGlobal(storeKey)) as { fingerprint: string; value: T } | undefined;
-    if (prior) {
-      if (prior.fingerprint !== fingerprint) throw new DomainError('idempotency_conflict', 'this Idempotency-Key was used with another request');
-      return { value: prior.value, replayed: true };
-    }
-    const run = (async () => {
-      const value = await operation();
-      await this.store.putGlobal(storeKey, { fingerprint, value }, this.fencingToken());
-      return value;
-    })();
-    this.idempotencyInFlight.set(storeKey, run);
-    try {
-      return { value: await run, replayed: false };
-    } finally {
-      this.idempotencyInFlight.delete(storeKey);
-    }
   }
 
   async close(): Promise<void> {
@@ -2312,6 +2330,22 @@ export class Runtime implements RuntimeApi {
     if (this.lease && !this.leaseLost) await this.store.releaseLease(this.lease).catch(() => undefined);
     await this.store.close();
   }
+}
+
+/** A capability as an idempotency record keeps it: the token is shown once, never stored. */
+function withoutToken(capability: TriggerCapability): TriggerCapability {
+  return { ...capability, token: '' };
+}
+
+/** The AgentSummary of the agent as the operation leaves it (its draft and live actor). */
+function draftSummary(tx: Tx): AgentSummary {
+  tx.syncMachine();
+  return assembleSummary({ doc: tx.doc, actor: tx.cell.actor });
+}
+
+/** A command task whose process runs (or is being stopped): what `maxRunningTasks` bounds. */
+function isRunningCommand(task: TaskRecord): boolean {
+  return task.cmd !== null && (task.status === 'running' || task.status === 'cancelling');
 }
 
 function callbackText(body: CallbackBody): string {

@@ -25,8 +25,11 @@ export function workItemView(doc: AgentDoc, item: WorkItemRecord): WorkItemView 
   return { ...item, scheduling: fact ? deriveWorkItemScheduling(fact, facts) : { scheduling_state: 'completed', reason_code: 'completed', is_current: false } };
 }
 
+/** What a summary is read from: the agent's records and its live actor, if any (an `AgentCell`, or an operation's draft). */
+export type SummarySource = Pick<AgentCell, 'doc' | 'actor'>;
+
 /** The state value of each live actor of the agent, keyed by actor id. */
-export function statechartOf(cell: AgentCell): Record<string, unknown> {
+export function statechartOf(cell: SummarySource): Record<string, unknown> {
   const snapshot = cell.actor?.getSnapshot();
   if (!snapshot) {
     const persisted = cell.doc.machine as { value?: unknown; children?: Record<string, { snapshot?: { value?: unknown } }> } | null;
@@ -43,7 +46,7 @@ export function statechartOf(cell: AgentCell): Record<string, unknown> {
 }
 
 /** Seed 000 AgentSummary, assembled on read from the authoritative records. */
-export function assembleSummary(cell: AgentCell): AgentSummary {
+export function assembleSummary(cell: SummarySource): AgentSummary {
   const doc = cell.doc;
   const facts = factsOf(doc);
   const { current_work_item_id: _focus, ...agent } = doc.state;

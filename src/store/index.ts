@@ -2,14 +2,20 @@ import { LowdbStore } from './lowdb/lowdb-store.js';
 import type { LowdbStoreOptions } from './lowdb/lowdb-store.js';
 import { MemoryStore } from './memory/memory-store.js';
 import type { MemoryStoreOptions } from './memory/memory-store.js';
+import { PostgresStore } from './postgres/postgres-store.js';
+import type { PostgresStoreOptions } from './postgres/postgres-store.js';
 import type { Store } from './store.js';
 
 export type {
+  AgentLease,
+  AgentLeaseState,
   Commit,
   CommitResult,
   EventPage,
   EventPageQuery,
+  HeldAgentLease,
   Lease,
+  RenewedAgentLeases,
   RosterEntry,
   NewEvent,
   Store,
@@ -19,8 +25,13 @@ export { LowdbStore } from './lowdb/lowdb-store.js';
 export type { LowdbStoreOptions } from './lowdb/lowdb-store.js';
 export { MemoryStore } from './memory/memory-store.js';
 export type { MemoryStoreOptions } from './memory/memory-store.js';
+export { PostgresStore } from './postgres/postgres-store.js';
+export type { PostgresStoreOptions } from './postgres/postgres-store.js';
 
-export type CreateStoreOptions = ({ kind: 'lowdb' } & LowdbStoreOptions) | ({ kind: 'memory' } & MemoryStoreOptions);
+export type CreateStoreOptions =
+  | ({ kind: 'lowdb' } & LowdbStoreOptions)
+  | ({ kind: 'memory' } & MemoryStoreOptions)
+  | ({ kind: 'postgres' } & PostgresStoreOptions);
 
 /** Builds an unopened store; call `open()` before use. */
 export function createStore(options: CreateStoreOptions): Store {
@@ -29,5 +40,7 @@ export function createStore(options: CreateStoreOptions): Store {
       return new LowdbStore(options);
     case 'memory':
       return new MemoryStore(options);
+    case 'postgres':
+      return new PostgresStore(options);
   }
 }

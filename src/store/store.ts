@@ -13,6 +13,42 @@ export interface Lease {
   expires_at: string;
 }
 
+/**
+ * The lease that makes one holder (node) the only writer of one agent. Its expiry is taken from
+ * the store's clock (PostgreSQL: the database's; the embedded stores: see `src/store/README.md`),
+ * never from the caller's: a holder counts its remaining time as `ttl_ms` from when it sent the
+ * request, on its own monotonic clock, which ends no later than the store's expiry.
+ */
+export interface AgentLease {
+  agent_id: string;
+  holder: string;
+  /**
+   * Per agent: increases with every acquisition by a different holder (never reused); the same
+   * holder re-acquiring keeps it. Commits for the agent carry it as `agent_fencing_token`.
+   */
+  fencing_token: number;
+  acquired_at: string;
+  expires_at: string;
+}
+
+/** `readAgentLease`: the lease row and whether it is live on the store's clock now. */
+export interface AgentLeaseState extends AgentLease {
+  live: boolean;
+}
+
+/** One lease a holder renews: the agent and the token it holds. */
+export interface HeldAgentLease {
+  agent_id: string;
+  fencing_token: number;
+}
+
+export interface RenewedAgentLeases {
+  /** The leases still this holder's, with their new expiry. */
+  renewed: AgentLease[];
+  /** Agents whose lease another holder took (or that have none): stop their side effects at once. */
+  lost: string[];
+}
+
 /** An agent's authoritative records as the store keeps them: an opaque document plus its version. */
 export interface StoredAgent {
   /** Incremented by every commit; the compare-and-set fence for `commit`. */
@@ -37,7 +73,7 @@ export interface NewEvent {
   ts: string;
 }
 
-export interface Commit {
+interface CommitFields {
   agent_id: string;
   /** The version the caller read; `null` creates the agent and fails if it exists. */
   expected_version: number | null;
@@ -50,17 +86,34 @@ export interface Commit {
   /** Appended to the agent's event log with dense, consecutive `event_seq` values. */
   events: NewEvent[];
   /**
-   * The lease fencing token of the writer. Anything but the current lease's token (an older one, or
-   * one never issued), or no lease at all, is refused with `lease_lost` and nothing is written.
-   */
-  fencing_token: number;
-  /**
    * A small JSON record about the agent that the runtime needs without loading its document
    * (boot, trigger lookup, listing), stored atomically with the commit. Omitted: the previous
    * entry stays. The store never interprets it.
    */
   roster?: unknown;
 }
+
+/**
+ * Fenced by the store-wide lease: anything but the current lease's token (an older one, or one
+ * never issued), or no lease at all, is refused with `lease_lost` and nothing is written.
+ */
+interface StoreFenced {
+  fencing_token: number;
+  agent_fencing_token?: undefined;
+}
+
+/**
+ * Fenced by the agent's own lease (`acquireAgentLease`): anything but the token of the agent's
+ * current lease, or no lease for the agent, is refused with `lease_lost`, checked in the same
+ * transaction as the write, and nothing is written.
+ */
+interface AgentFenced {
+  agent_fencing_token: number;
+  fencing_token?: undefined;
+}
+
+/** A commit carries exactly one fence: the store-wide lease's token or the agent lease's. */
+export type Commit = CommitFields & (StoreFenced | AgentFenced);
 
 export interface CommitResult {
   version: number;
@@ -85,7 +138,8 @@ export interface EventPage {
 
 /**
  * The storage port. Implementations: `lowdb/` (embedded default, one writer process per data
- * directory) and `memory/` (tests, benchmarks). Every implementation passes `test/store/contract.ts`.
+ * directory), `postgres/` (several nodes on one database) and `memory/` (tests, benchmarks).
+ * Every implementation passes `test/store/contract.ts`.
  *
  * Errors are `DomainError`s: `version_conflict` (stale `expected_version` or create of an existing
  * agent), `lease_lost` (lease held by another holder, or a commit fenced by a newer token),
@@ -114,6 +168,25 @@ export interface Store {
   releaseLease(lease: Lease): Promise<void>;
   readLease(): Promise<Lease | null>;
 
+  /**
+   * Makes `holder` the agent's writer for `ttl_ms` on the store's clock: succeeds when the agent
+   * has no lease, when its lease expired, was released, or is already this holder's (which keeps
+   * its token); otherwise `lease_lost` with the holder and its expiry in `details`. The agent need
+   * not exist yet (a create is fenced by it too).
+   */
+  acquireAgentLease(agent_id: string, holder: string, ttl_ms: number): Promise<AgentLease>;
+  /**
+   * Extends, in one round trip, every lease in `leases` that still names `holder` and its token
+   * (an expired lease nobody took renews); the others are reported `lost`.
+   */
+  renewAgentLeases(holder: string, leases: HeldAgentLease[], ttl_ms: number): Promise<RenewedAgentLeases>;
+  /**
+   * Expires the lease at once (a passivated agent holds none), keeping its token so the next
+   * holder's is higher; a no-op when another holder took over.
+   */
+  releaseAgentLease(lease: AgentLease): Promise<void>;
+  readAgentLease(agent_id: string): Promise<AgentLeaseState | null>;
+
   listAgentIds(): Promise<string[]>;
   /** Every agent's latest roster entry (agents whose commits never carried one: `roster: null`), sorted by id. */
   listRoster(): Promise<RosterEntry[]>;
@@ -126,6 +199,7 @@ export interface Store {
   /**
    * Atomically replaces the document and appends the events; resolves only once both are durable
    * (on disk, fsynced). Concurrent commits in the same tick may share one fsync (group commit).
+   * A commit with both fences, or neither, is refused with `invalid_request`.
    */
   commit(commit: Commit): Promise<CommitResult>;
   readEvents(agent_id: string, query: EventPageQuery): Promise<EventPage>;

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { AcceptedEvents, type AcceptedEvent } from '../../src/domain/index.js';
+import { StateAccepts, type AcceptedControl } from '../../src/domain/index.js';
 import { createAgent, expectError, serverSession, settled } from './helpers.js';
 
 const { api } = serverSession();
 
-async function accepts(id: string): Promise<AcceptedEvents> {
+async function accepts(id: string): Promise<StateAccepts> {
   const reply = await api.get(`/api/agents/${id}/accepts`);
   expect(reply.status, reply.text).toBe(200);
-  return AcceptedEvents.parse(reply.body);
+  return StateAccepts.parse(reply.body);
 }
 
-const summaryOf = (events: AcceptedEvent[]) => Object.fromEntries(events.map((e) => [e.event, e.leads_to]));
+const summaryOf = (events: AcceptedControl[]) => Object.fromEntries(events.map((e) => [e.event, e.leads_to]));
 
 describe('GET /api/agents/:id/accepts', () => {
   it('an agent asleep accepts a wake, Stop, Terminate and Recover, each with its requests and body schemas', async () => {
@@ -63,7 +63,7 @@ describe('a control request the state refuses answers 409 with what it accepts i
     const asleep = await settled(api, 'acc-4');
     const reply = await api.post('/api/control/agents/acc-4/transitions', { transition_id: 'acc-4-evolve', to: 'evolving', reason: 'try', expected_version: asleep.state_version });
     expectError(reply, 409, 'illegal_transition');
-    const details = (reply.body as { error: { details: { allowed: AcceptedEvent[]; state: string; from: string; to: string } } }).error.details;
+    const details = (reply.body as { error: { details: { allowed: AcceptedControl[]; state: string; from: string; to: string } } }).error.details;
     expect(details).toMatchObject({ state: 'sleeping', from: 'sleeping', to: 'evolving' });
     // The same events as GET .../accepts, without the schemas.
     const view = await accepts('acc-4');
@@ -76,7 +76,7 @@ describe('a control request the state refuses answers 409 with what it accepts i
     await settled(api, 'acc-5');
     const reply = await api.post('/api/control/agents/acc-5/current-run/abort', {});
     expectError(reply, 409, 'no_current_run');
-    const allowed = (reply.body as { error: { details: { allowed: AcceptedEvent[] } } }).error.details.allowed;
+    const allowed = (reply.body as { error: { details: { allowed: AcceptedControl[] } } }).error.details.allowed;
     expect(allowed.map((e) => e.event)).not.toContain('TURN.ABORT');
     expect(allowed.map((e) => e.event)).toContain('STOP');
   });
@@ -92,15 +92,15 @@ describe('a control request the state refuses answers 409 with what it accepts i
     expect(stopped.status).toBe(200);
     const evolve = await api.post('/api/control/agents/acc-6/transitions', { transition_id: 'acc-6-evolve', to: 'evolving', reason: 'try', expected_version: again.state_version + 1 });
     expectError(evolve, 409, 'illegal_transition');
-    expect((evolve.body as { error: { details: { allowed: AcceptedEvent[] } } }).error.details.allowed.map((e) => e.event)).toEqual(['START', 'TERMINATE', 'RECOVER']);
+    expect((evolve.body as { error: { details: { allowed: AcceptedControl[] } } }).error.details.allowed.map((e) => e.event)).toEqual(['START', 'TERMINATE', 'RECOVER']);
   });
 });
 
 describe('the OpenAPI document', () => {
-  it('documents GET /api/agents/{id}/accepts with the AcceptedEvents schema', async () => {
+  it('documents GET /api/agents/{id}/accepts with the StateAccepts schema', async () => {
     const doc = (await api.get('/openapi.json')).body as { paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: unknown }> }> }>>; components: { schemas: Record<string, unknown> } };
     const route = doc.paths['/api/agents/{id}/accepts']?.['get'];
-    expect(route?.responses['200']?.content['application/json']?.schema).toEqual({ $ref: '#/components/schemas/AcceptedEvents' });
-    expect(doc.components.schemas['AcceptedEvents']).toMatchObject({ type: 'object', required: expect.arrayContaining(['agent_id', 'state', 'accepts']) });
+    expect(route?.responses['200']?.content['application/json']?.schema).toEqual({ $ref: '#/components/schemas/StateAccepts' });
+    expect(doc.components.schemas['StateAccepts']).toMatchObject({ type: 'object', required: expect.arrayContaining(['agent_id', 'state', 'accepts']) });
   });
 });

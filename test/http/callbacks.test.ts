@@ -19,7 +19,7 @@ async function enqueueCapability(agentId: string): Promise<string> {
 describe('POST /callbacks/wake/:token', () => {
   it.each([
     ['text/plain', 'deploy finished'],
-    ['application/json', '{"not":"validated"'],
+    ['application/json', '{"build":"green"}'],
     ['application/octet-stream', '\u0000\u0001binary'],
     ['application/x-www-form-urlencoded', 'a=1&b=2'],
   ])('accepts a raw %s body without the control token', async (contentType, raw) => {
@@ -53,6 +53,33 @@ describe('POST /callbacks/wake/:token', () => {
     const agent = await createAgent(api);
     const reply = await call(server().base, 'POST', path(agent.triggerUrl), { raw: 'x'.repeat(256 * 1024 + 1), headers: { 'content-type': 'text/plain' } });
     expectError(reply, 413, 'payload_too_large');
+  });
+});
+
+describe('a callback body sent as JSON must be JSON', () => {
+  it.each([
+    ['wake', 'application/json'],
+    ['wake', 'application/json; charset=utf-8'],
+    ['enqueue', 'application/vnd.ci.event+json'],
+    ['enqueue', 'application/json'],
+  ])('POST /callbacks/%s with %s and a broken body → 400 invalid_json, nothing recorded', async (route, contentType) => {
+    const agent = await createAgent(api);
+    await settled(api, agent.id);
+    const url = route === 'wake' ? agent.triggerUrl : await enqueueCapability(agent.id);
+    const before = await newestSeq(agent.id);
+    const reply = await call(server().base, 'POST', path(url), { raw: '{"build":"gre', headers: { 'content-type': contentType } });
+    expectError(reply, 400, 'invalid_json');
+    expect(await newestSeq(agent.id)).toBe(before);
+    const state = await api.get<AgentStateView>(`/api/agents/${agent.id}/state`);
+    expect(state.body.queue).toEqual([]);
+  });
+
+  it.each([[undefined], ['text/plain'], ['application/octet-stream']])('the same bytes with content type %s are accepted as raw bytes', async (contentType) => {
+    const agent = await createAgent(api);
+    const url = await enqueueCapability(agent.id);
+    const reply = await call(server().base, 'POST', path(url), { raw: '{"build":"gre', ...(contentType ? { headers: { 'content-type': contentType } } : {}) });
+    expect(reply.status, reply.text).toBe(200);
+    expect(CallbackResponse.parse(reply.body)).toMatchObject({ disposition: 'enqueued' });
   });
 });
 

@@ -46,7 +46,8 @@ const SAMPLE_BODIES: Readonly<Record<string, unknown>> = {
   'POST /api/control/agents/:id/tasks/:tid/input': { text: 'fuzz' },
   'POST /api/control/agents/:id/triggers': { delivery_mode: 'wake_hint' },
   'POST /api/control/turns/claim': { wait_ms: 0 },
-  'POST /api/control/turns/:run_id/complete': { actions: [] },
+  'POST /api/control/turns/:run_id/complete': { claim_id: 'claim_missing', actions: [] },
+  'POST /api/control/turns/:run_id/heartbeat': { claim_id: 'claim_missing' },
 };
 
 /** Parameter values that name nothing (a well-formed miss) for routes under test. */

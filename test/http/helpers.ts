@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import { CreateAgentResponse } from '../../src/http/schemas.js';
 import { buildApp } from '../../src/http/app.js';
 import type { HttpApp } from '../../src/http/types.js';
-import { Runtime } from '../../src/runtime/runtime.js';
+import { Runtime, type RuntimeOptions } from '../../src/runtime/runtime.js';
 import type { AgentSummary } from '../../src/domain/index.js';
 
 export interface TestServer {
@@ -27,6 +27,8 @@ export interface StartOptions {
   dataDir?: string;
   captureLogs?: boolean;
   sseHeartbeatMs?: number;
+  /** Options of the runtime behind the server (its data dir is `dataDir`). */
+  runtime?: Omit<RuntimeOptions, 'dataDir'>;
 }
 
 export async function tempDir(prefix = 'holon-http-'): Promise<string> {
@@ -36,7 +38,7 @@ export async function tempDir(prefix = 'holon-http-'): Promise<string> {
 /** A real runtime on a temp data dir behind the app on a real socket. */
 export async function startServer(options: StartOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await tempDir());
-  const runtime = await Runtime.open({ dataDir });
+  const runtime = await Runtime.open({ ...options.runtime, dataDir });
   const logs: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {

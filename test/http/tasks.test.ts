@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TaskOutputResult } from '../../src/domain/index.js';
 import { TaskInputResponse, TaskPage, TaskStatusResponse, TaskStatusView, TaskStopResponse } from '../../src/http/schemas.js';
-import { call, createAgent, expectError, serverSession, settled, waitFor, type Wire } from './helpers.js';
+import { call, createAgent, expectError, serverSession, settled, startServer, waitFor, type Wire } from './helpers.js';
 
 const { api, server } = serverSession();
 
@@ -105,6 +105,41 @@ describe('command tasks', () => {
     expectError(await api.post('/api/control/agents/nobody/tasks', { summary: 's', cmd: 'true' }), 404, 'agent_not_found');
     await api.post(`/api/control/agents/${agent.id}/control`, { action: 'stop' });
     expectError(await api.post(path, { summary: 's', cmd: 'true' }), 409, 'agent_stopped');
+  });
+});
+
+describe('a queued command task (maxRunningTasks reached)', () => {
+  it('stays queued, TaskOutput(block=true) waits on it like on a running task, and it starts when a slot frees', async () => {
+    const own = await startServer({ runtime: { maxRunningTasks: 1 } });
+    const ownApi = {
+      get: <T>(path: string) => call<T>(own.base, 'GET', path),
+      post: <T>(path: string, json?: unknown) => call<T>(own.base, 'POST', path, json === undefined ? {} : { json }),
+    };
+    try {
+      const created = await ownApi.post<{ agent: { identity: { agent_id: string } } }>('/api/control/agents', {});
+      const agentId = created.body.agent.identity.agent_id;
+      await waitFor(async () => (await ownApi.get<{ phase: string }>(`/api/agents/${agentId}/status`)).body.phase === 'sleeping');
+      const first = (await ownApi.post<Task>(`/api/control/agents/${agentId}/tasks`, { summary: 'holds the slot', cmd: 'sleep 30' })).body;
+      const second = (await ownApi.post<Task>(`/api/control/agents/${agentId}/tasks`, { summary: 'waits for it', cmd: 'echo second' })).body;
+      await waitFor(async () => (await ownApi.get<Task>(`/api/agents/${agentId}/tasks/${first.id}`)).body.status === 'running');
+      expect((await ownApi.get<Task>(`/api/agents/${agentId}/tasks/${second.id}`)).body.status).toBe('queued');
+      const outputPath = `/api/agents/${agentId}/tasks/${second.id}/output`;
+      // Not blocking: a queued task is not ready.
+      expect((await ownApi.get<TaskOutputResult>(outputPath)).body).toMatchObject({ status: 'queued', retrieval_status: 'not_ready', output_preview: '' });
+      // Blocking with a short bound: it waits the bound out and says so.
+      expect((await ownApi.get<TaskOutputResult>(`${outputPath}?block=true&timeout_ms=200`)).body).toMatchObject({ status: 'queued', retrieval_status: 'timeout' });
+      // Blocking with room: it answers once the task started and wrote, after the slot was freed.
+      const blocked = ownApi.get<TaskOutputResult>(`${outputPath}?block=true&timeout_ms=20000`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await ownApi.get<Task>(`/api/agents/${agentId}/tasks/${second.id}`)).body.status).toBe('queued');
+      expect((await ownApi.post(`/api/control/agents/${agentId}/tasks/${first.id}/stop`)).status).toBe(200);
+      const output = await blocked;
+      expect(output.status, output.text).toBe(200);
+      expect(output.body.output_preview).toContain('second');
+      expect(output.body.retrieval_status).not.toBe('timeout');
+    } finally {
+      await own.close();
+    }
   });
 });
 

@@ -39,21 +39,65 @@ describe('turn workers', () => {
   it('extends the lease by heartbeat and answers 409 lease_lost for an unknown or finished turn', async () => {
     const agentId = await workerAgentWithTurn();
     const offer = await claimFor(agentId);
-    const beat = await api.post<Wire<typeof TurnHeartbeatResponse>>(`/api/control/turns/${encodeURIComponent(offer.run_id)}/heartbeat`);
+    const beat = await api.post<Wire<typeof TurnHeartbeatResponse>>(`/api/control/turns/${encodeURIComponent(offer.run_id)}/heartbeat`, { claim_id: offer.claim_id });
     expect(beat.status, beat.text).toBe(200);
-    expect(TurnHeartbeatResponse.parse(beat.body).run_id).toBe(offer.run_id);
-    expectError(await api.post('/api/control/turns/run_unknown/heartbeat'), 409, 'lease_lost');
+    expect(TurnHeartbeatResponse.parse(beat.body)).toMatchObject({ run_id: offer.run_id, claim_id: offer.claim_id });
+    expectError(await api.post('/api/control/turns/run_unknown/heartbeat', { claim_id: offer.claim_id }), 409, 'lease_lost');
+    expectError(await api.post(`/api/control/turns/${offer.run_id}/heartbeat`, { claim_id: 'claim_unknown' }), 409, 'lease_lost');
+    expectError(await api.post(`/api/control/turns/${offer.run_id}/heartbeat`), 400, 'invalid_request');
   });
 
   it('applies a completion once; a second completion answers 409', async () => {
     const agentId = await workerAgentWithTurn();
     const offer = await claimFor(agentId);
     const path = `/api/control/turns/${encodeURIComponent(offer.run_id)}/complete`;
-    const done = await api.post<Wire<typeof TurnCompleteResponse>>(path, { actions: [{ type: 'sleep' }], text: 'all done' });
+    const done = await api.post<Wire<typeof TurnCompleteResponse>>(path, { claim_id: offer.claim_id, actions: [{ type: 'sleep' }], text: 'all done' });
     expect(done.status, done.text).toBe(200);
     expect(TurnCompleteResponse.parse(done.body)).toMatchObject({ run_id: offer.run_id, applied: true });
-    const again = await api.post(path, { actions: [] });
+    const again = await api.post(path, { claim_id: offer.claim_id, actions: [] });
     expect(again.status).toBe(409);
+  });
+
+  it('names the run by one id everywhere: summary, list, events, claim, heartbeat, complete, abort', async () => {
+    const agentId = await workerAgentWithTurn();
+    const offer = await claimFor(agentId);
+    const summary = await api.get<{ agent: { current_run_id: string | null } }>(`/api/agents/${agentId}/status`);
+    expect(offer.run_id).toBe(summary.body.agent.current_run_id);
+    expect(offer.summary.agent.current_run_id).toBe(offer.run_id);
+    const list = await api.get<{ items: Array<{ agent_id: string; current_run_id: string | null }> }>('/api/agents/list?limit=512');
+    expect(list.body.items.find((e) => e.agent_id === agentId)?.current_run_id).toBe(offer.run_id);
+    const events = await api.get<{ events: Array<{ type: string; payload: Record<string, unknown> }> }>(`/api/agents/${agentId}/events?limit=512`);
+    expect(events.body.events.filter((e) => e.type === 'turn_started').map((e) => e.payload['run_id'])).toEqual([offer.run_id]);
+    const beat = await api.post(`/api/control/turns/${offer.run_id}/heartbeat`, { claim_id: offer.claim_id });
+    expect(beat.status, beat.text).toBe(200);
+    // A worker that compares or aborts by the run id it was given finds the agent's run.
+    const aborted = await api.post<{ run_id: string }>(`/api/control/agents/${agentId}/current-run/abort`, { run_id: offer.run_id });
+    expect(aborted.status, aborted.text).toBe(200);
+    expect(aborted.body.run_id).toBe(offer.run_id);
+    expectError(await api.post(`/api/control/turns/${offer.run_id}/complete`, { claim_id: offer.claim_id, actions: [] }), 409, 'lease_lost');
+  });
+
+  it('re-offers an expired turn under the same run id with a new claim id, and refuses the old claim', async () => {
+    const own = await startServer({ runtime: { turnLeaseMs: 300 } });
+    const ownApi = { post: <T>(path: string, json?: unknown) => call<T>(own.base, 'POST', path, json === undefined ? {} : { json }) };
+    try {
+      const created = await ownApi.post<{ agent: { identity: { agent_id: string } } }>('/api/control/agents', { config: { turn_runner: 'http_worker' } });
+      const agentId = created.body.agent.identity.agent_id;
+      await ownApi.post(`/api/control/agents/${agentId}/prompt`, { text: 'slow worker' });
+      const first = (await ownApi.post<Offer>('/api/control/turns/claim', { agent_ids: [agentId], wait_ms: 5_000 })).body;
+      const second = await waitFor(async () => {
+        const reply = await ownApi.post<Offer>('/api/control/turns/claim', { agent_ids: [agentId], wait_ms: 200 });
+        return reply.status === 200 ? reply.body : undefined;
+      });
+      expect(second.run_id).toBe(first.run_id);
+      expect(second.claim_id).not.toBe(first.claim_id);
+      expectError(await ownApi.post(`/api/control/turns/${first.run_id}/heartbeat`, { claim_id: first.claim_id }), 409, 'lease_lost');
+      expectError(await ownApi.post(`/api/control/turns/${first.run_id}/complete`, { claim_id: first.claim_id, actions: [] }), 409, 'lease_lost');
+      const done = await ownApi.post(`/api/control/turns/${second.run_id}/complete`, { claim_id: second.claim_id, actions: [] });
+      expect(done.status, done.text).toBe(200);
+    } finally {
+      await own.close();
+    }
   });
 
   it('answers 400 for invalid claims and completions', async () => {
@@ -61,6 +105,7 @@ describe('turn workers', () => {
     expectError(await api.post('/api/control/turns/claim', { agent: 'x' }), 400, 'invalid_request');
     expectError(await api.post('/api/control/turns/run_x/complete', { actions: [{ type: 'teleport' }] }), 400, 'invalid_request');
     expectError(await api.post('/api/control/turns/run_x/complete', {}), 400, 'invalid_request');
+    expectError(await api.post('/api/control/turns/run_x/complete', { actions: [] }), 400, 'invalid_request');
   });
 
   it('releases a long poll whose client went away: the next claim gets the turn', async () => {

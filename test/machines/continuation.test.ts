@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { resolveContinuation } from '../../machines/contracts/continuation.js';
 import type { ContinuationTrigger } from '../../machines/contracts/continuation.js';
+import type { MatchedMessage } from '../../machines/contracts/waits.js';
 import { continuationMachine } from '../../machines/continuation.machine.js';
 import type { ActiveWait, ContinuationEmitted, ContinuationEvent } from '../../machines/continuation.machine.js';
 import type { AgentStatus, ClosureDecision, WaitingReason } from '../../src/domain/index.js';
@@ -26,11 +27,15 @@ const COMPLETED: ClosureDecision = {
 const TASK_RESULT: ContinuationTrigger = { kind: 'task_result', contentful: true, task_terminal: true, same_work_item: true };
 const OPERATOR: ContinuationTrigger = { kind: 'operator_input', contentful: true };
 
+/** The messages the triggers come from, as the wait matcher reads them. */
+const TASK_RESULT_MESSAGE: MatchedMessage = { kind: 'task_result', origin: { kind: 'task', task_id: 't1' }, task_id: 't1', metadata: {} };
+const PROMPT_MESSAGE: MatchedMessage = { kind: 'operator_prompt', origin: { kind: 'operator' }, task_id: null, metadata: {} };
+
 /** A trigger that matches the prior wait (task result awaited) and one that does not (operator interrupts). */
-const MATCHED: ContinuationEvent = { type: 'TRIGGER', trigger: TASK_RESULT, prior: waitingOn('awaiting_task_result') };
-const MISMATCHED: ContinuationEvent = { type: 'TRIGGER', trigger: OPERATOR, prior: waitingOn('awaiting_task_result') };
+const MATCHED: ContinuationEvent = { type: 'TRIGGER', trigger: TASK_RESULT, prior: waitingOn('awaiting_task_result'), message: TASK_RESULT_MESSAGE };
+const MISMATCHED: ContinuationEvent = { type: 'TRIGGER', trigger: OPERATOR, prior: waitingOn('awaiting_task_result'), message: PROMPT_MESSAGE };
 /** No prior wait at all: a local continuation, nothing to match. */
-const UNWAITED: ContinuationEvent = { type: 'TRIGGER', trigger: OPERATOR, prior: COMPLETED };
+const UNWAITED: ContinuationEvent = { type: 'TRIGGER', trigger: OPERATOR, prior: COMPLETED, message: PROMPT_MESSAGE };
 
 function hint(status: AgentStatus, queueDepth = 0, reason = 'pr updated'): ContinuationEvent {
   return { type: 'WAKE_HINT', hint: { reason, source: 'github' }, status, queueDepth };
@@ -72,6 +77,7 @@ describe('continuation machine: start', () => {
       agentId: 'a1',
       wait: null,
       resolution: null,
+      waitSatisfied: false,
       hint: null,
       lastDisposition: null,
     });
@@ -153,6 +159,7 @@ describe('continuation machine: the wait region', () => {
       type: 'TRIGGER',
       trigger: { kind: 'external_event', contentful: false },
       prior: waitingOn('awaiting_task_result'),
+      message: { kind: 'webhook_event', origin: { kind: 'webhook', source: 'ci' }, task_id: null, metadata: {} },
     });
     expect(actor.getSnapshot().context.resolution).toMatchObject({ class: 'liveness_only', model_reentry: false });
   });
@@ -170,6 +177,26 @@ describe('continuation machine: the wait region', () => {
     actor.send({ type: 'RESOLUTION.APPLIED' });
     expect(waitState(actor)).toBe('waiting');
     expect(actor.getSnapshot().context.wait).toEqual(TASK_WAIT);
+  });
+
+  it('RESOLUTION.APPLIED after a trigger the closure awaited but that does not satisfy the wait record returns to waiting', () => {
+    // A task result the closure awaited, for another task than the one this wait holds.
+    const other: ContinuationEvent = { ...MATCHED, message: { ...TASK_RESULT_MESSAGE, task_id: 't2', origin: { kind: 'task', task_id: 't2' } } } as ContinuationEvent;
+    const { actor } = startContinuation([{ type: 'WAIT.SET', ...TASK_WAIT }, other]);
+    expect(actor.getSnapshot().context).toMatchObject({ waitSatisfied: false, resolution: { matched_waiting_reason: true } });
+    actor.send({ type: 'RESOLUTION.APPLIED' });
+    expect(waitState(actor)).toBe('waiting');
+    expect(actor.getSnapshot().context.wait).toEqual(TASK_WAIT);
+  });
+
+  it('RESOLUTION.APPLIED after a trigger that satisfies the wait record (waitMatchesMessage) returns to idle, though the closure did not wait for it', () => {
+    // An operator wait, and a prompt after a turn that closed completed: not the awaited reason
+    // (resolveContinuation), but the prompt ends the operator wait, as the runtime's records say.
+    const { actor } = startContinuation([{ type: 'WAIT.SET', ...OTHER_WAIT }, UNWAITED]);
+    expect(actor.getSnapshot().context).toMatchObject({ waitSatisfied: true, resolution: { matched_waiting_reason: false } });
+    actor.send({ type: 'RESOLUTION.APPLIED' });
+    expect(waitState(actor)).toBe('idle');
+    expect(actor.getSnapshot().context.wait).toBeNull();
   });
 
   it('RESOLUTION.APPLIED with no wait to return to goes back to idle', () => {

@@ -11,7 +11,7 @@ import {
   type SupervisorEvent,
   type TaskEvent,
 } from '../../machines/index.js';
-import { wakeHintDisposition } from '../../machines/contracts/index.js';
+import { wakeHintDisposition, type MatchedMessage } from '../../machines/contracts/index.js';
 import { emptyFacts, type AgentStatus, type ClosureDecision, type SchedulerFacts } from '../../src/domain/index.js';
 import { ALLOW_LIST } from './coverage.js';
 import type { ModelSpec } from './paths.js';
@@ -143,14 +143,18 @@ export const taskModel: ModelSpec = {
 /** The prior closure of a turn that ended while the agent's own wait was active (ref §4.3 row 7). */
 const WAITING_FOR_CHANGE: ClosureDecision = { outcome: 'waiting', waiting_reason: 'awaiting_external_change', work_signal: null, runtime_posture: 'awake', evidence: [] };
 
+/** What the claimed messages look like to the wait matcher: an operator prompt, a control wake hint's tick. */
+const PROMPT: MatchedMessage = { kind: 'operator_prompt', origin: { kind: 'operator' }, task_id: null, metadata: {} };
+const WAKE_TICK: MatchedMessage = { kind: 'system_tick', origin: { kind: 'system', subsystem: 'wake_hint' }, task_id: null, metadata: { wake_hint: { reason: 'ping', source: 'control', external_trigger_id: null } } };
+
 const continuationEvents: ContinuationEvent[] = [
   { type: 'WAIT.SET', waitId: 'wait-1', kind: 'operator', reason: 'waiting for the operator', resource: null, workItemId: null },
   { type: 'WAIT.CANCEL' },
   // The claims: an operator prompt (its prior closure never waits for operator input here), and a
   // wake-hint tick after a turn that closed without a wait, or while the agent's wait was active.
-  { type: 'TRIGGER', trigger: { kind: 'operator_input', contentful: true }, prior: null },
-  { type: 'TRIGGER', trigger: { kind: 'system_tick', contentful: true }, prior: null },
-  { type: 'TRIGGER', trigger: { kind: 'system_tick', contentful: true }, prior: WAITING_FOR_CHANGE },
+  { type: 'TRIGGER', trigger: { kind: 'operator_input', contentful: true }, prior: null, message: PROMPT },
+  { type: 'TRIGGER', trigger: { kind: 'system_tick', contentful: true }, prior: null, message: WAKE_TICK },
+  { type: 'TRIGGER', trigger: { kind: 'system_tick', contentful: true }, prior: WAITING_FOR_CHANGE, message: WAKE_TICK },
   { type: 'RESOLUTION.APPLIED' },
   // One hint per disposition, in this order (cover paths take the first one that fires a branch):
   // ignored (stopped agent), coalesced (agent running a turn), triggered (idle agent, empty queue).
@@ -226,10 +230,10 @@ export const continuationModel: ModelSpec = {
   machine: continuationMachine,
   input: { agentId: 'agent-model' },
   events: continuationEvents,
-  // hasWait and matchedWaitingReason read context; the hint guards read the event.
+  // hasWait and triggerSatisfiesWait read context; the hint guards read the event.
   serializeState: (snapshot) => {
-    const context = snapshot.context as { wait: unknown; resolution: { matched_waiting_reason?: boolean } | null };
-    return JSON.stringify({ value: snapshot.value, wait: context.wait !== null, matched: context.resolution?.matched_waiting_reason === true });
+    const context = snapshot.context as { wait: unknown; waitSatisfied?: boolean };
+    return JSON.stringify({ value: snapshot.value, wait: context.wait !== null, satisfied: context.waitSatisfied === true });
   },
   allowList: ALLOW_LIST.continuation,
   realizable: continuationRealizable,
@@ -244,7 +248,7 @@ export const continuationModel: ModelSpec = {
       events: [hint('awake_idle'), prompt, applied, hint('awake_running')],
     },
     {
-      why: "a tick claimed after a turn that closed while the agent's wait was active matches its waiting reason and clears the wait",
+      why: "a tick claimed after a turn that closed while the agent's operator wait was active is the awaited change to the closure (matched), yet it does not satisfy the operator wait: the wait stays, as its record does",
       events: [prompt, applied, continuationEvent((e) => e.type === 'WAIT.SET'), hint('awake_idle'), tick(WAITING_FOR_CHANGE), applied, consumed],
     },
   ],

@@ -51,3 +51,33 @@ describe('ResidentRoster paging', () => {
     expect(index.page('z', 3)).toEqual({ ids: [], more: false });
   });
 });
+
+describe('ResidentRoster search (the inspector’s agent list)', () => {
+  const withStatus = (status: AgentRoster['listing']['status']): AgentRoster => ({ ...entry([]), listing: { ...entry([]).listing, status } });
+
+  it('pages the ids containing a text (any case) and of one status, from a cursor, with `more` exact', () => {
+    const index = new ResidentRoster();
+    for (let i = 0; i < 100_000; i++) index.set(`agent-${String(i).padStart(6, '0')}`, withStatus(i % 1000 === 7 ? 'stopped' : 'asleep'));
+    index.set('Builder-X', withStatus('awake_running'));
+
+    // 000007 and 000070-000079 contain it.
+    const first = index.page(undefined, 3, { q: '00007' });
+    expect(first).toEqual({ ids: ['agent-000007', 'agent-000070', 'agent-000071'], more: true });
+    const rest = index.page(first.ids.at(-1), 100, { q: '00007' });
+    expect(rest).toEqual({ ids: ['agent-000072', 'agent-000073', 'agent-000074', 'agent-000075', 'agent-000076', 'agent-000077', 'agent-000078', 'agent-000079'], more: false });
+    expect(index.page(first.ids.at(-1), 8, { q: '00007' }).more).toBe(false);
+    expect(index.page(first.ids.at(-1), 7, { q: '00007' }).more).toBe(true);
+
+    const stopped = index.page(undefined, 512, { status: 'stopped' });
+    expect(stopped.ids).toHaveLength(100);
+    expect(stopped.more).toBe(false);
+    expect(stopped.ids.every((id) => id.endsWith('007'))).toBe(true);
+    expect(index.page(undefined, 10, { q: 'builder' }).ids).toEqual(['Builder-X']);
+    expect(index.page(undefined, 10, { q: 'builder', status: 'asleep' }).ids).toEqual([]);
+    // A status no entry has: nothing, the whole roster scanned once.
+    expect(index.page(undefined, 10, { status: 'booting' })).toEqual({ ids: [], more: false });
+    // Unfiltered paging is unchanged.
+    expect(index.page('agent-099998', 5)).toEqual({ ids: ['agent-099999'], more: false });
+    expect(index.page(undefined, 1)).toEqual({ ids: ['Builder-X'], more: true });
+  });
+});

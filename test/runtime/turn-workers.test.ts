@@ -20,14 +20,20 @@ describe('turn workers: HTTP clients as the agent brain', () => {
     await new Promise((r) => setTimeout(r, 300));
     const second = await runtime.claimTurn({ wait_ms: 1_000 });
     expect(second).not.toBeNull();
-    expect(second?.run_id).not.toBe(first?.run_id);
-    await expect(runtime.completeTurn(first?.run_id as string, { actions: [] })).rejects.toMatchObject({ code: 'lease_lost' });
-    await expect(runtime.heartbeatTurn(first?.run_id as string)).rejects.toMatchObject({ code: 'lease_lost' });
-    const beat = await runtime.heartbeatTurn(second?.run_id as string);
+    // One run, one id (the agent's current run); the re-offer is a new claim of it.
+    const runId = (await runtime.getSummary('remote')).agent.current_run_id as string;
+    expect([first?.run_id, second?.run_id]).toEqual([runId, runId]);
+    expect(second?.claim_id).not.toBe(first?.claim_id);
+    const late = { claim_id: first?.claim_id as string };
+    await expect(runtime.completeTurn(runId, { ...late, actions: [] })).rejects.toMatchObject({ code: 'lease_lost' });
+    await expect(runtime.heartbeatTurn(runId, late)).rejects.toMatchObject({ code: 'lease_lost' });
+    const held = { claim_id: second?.claim_id as string };
+    const beat = await runtime.heartbeatTurn(runId, held);
     expect(Date.parse(beat.lease_expires_at)).toBeGreaterThan(Date.now());
-    const done = await runtime.completeTurn(second?.run_id as string, { actions: [{ type: 'exec_command', cmd: 'echo remote', wait: true }], text: 'running it' });
+    await expect(runtime.heartbeatTurn('run_other', held)).rejects.toMatchObject({ code: 'lease_lost' });
+    const done = await runtime.completeTurn(runId, { ...held, actions: [{ type: 'exec_command', cmd: 'echo remote', wait: true }], text: 'running it' });
     expect(done.applied).toBe(true);
-    await expect(runtime.completeTurn(second?.run_id as string, { actions: [] })).rejects.toMatchObject({ code: 'lease_lost' });
+    await expect(runtime.completeTurn(runId, { ...held, actions: [] })).rejects.toMatchObject({ code: 'lease_lost' });
     // Applied exactly once: one task was created.
     const created = (await eventsOfType(runtime, 'remote', 'task_status_changed')).filter((e) => e.payload['status'] === 'queued');
     expect(created).toHaveLength(1);
@@ -35,7 +41,7 @@ describe('turn workers: HTTP clients as the agent brain', () => {
     const reentry = await runtime.claimTurn({ wait_ms: 5_000 });
     expect(reentry?.messages[0]?.kind).toBe('task_result');
     expect(reentry?.continuation?.class).toBe('resume_expected_wait');
-    await runtime.completeTurn(reentry?.run_id as string, { actions: [] });
+    await runtime.completeTurn(reentry?.run_id as string, { claim_id: reentry?.claim_id as string, actions: [] });
     await eventually(async () => ((await runtime.getSummary('remote')).agent.status === 'asleep' ? true : undefined));
   });
 });

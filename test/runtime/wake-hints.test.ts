@@ -26,8 +26,9 @@ describe('wake hints and capability URLs (seed 003)', () => {
     runtime = await session.open();
     await runtime.createAgent({ agent_id: 'busy' });
     await untilAsleep(runtime, 'busy');
-    // A turn that runs a while: the scripted runner's timer wait keeps the agent busy awaiting.
-    await runtime.prompt('busy', { text: '/exec-wait sleep 0.5' });
+    // A task that runs a while keeps the agent awaiting it; long enough that the hint is replayed
+    // before the task's result arrives even on a loaded machine (the order this test is about).
+    await runtime.prompt('busy', { text: '/exec-wait sleep 3' });
     await eventually(async () => ((await runtime.getSummary('busy')).agent.status === 'awaiting_task' ? true : undefined));
     const queued = await runtime.wake('busy', { reason: 'while waiting on a task' });
     expect(queued.disposition).toBe('coalesced');

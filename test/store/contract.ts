@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/index.js';
 import type { ErrorCode } from '../../src/domain/index.js';
 import type { Commit, Lease, NewEvent, Store } from '../../src/store/index.js';
+import { agentLeaseContract, type AgentLeaseMode } from './agent-lease-contract.js';
 
 export const T0 = new Date('2030-01-01T00:00:00.000Z');
 export const TTL_MS = 60_000;
@@ -43,9 +44,9 @@ export function commitOf(
 
 /**
  * The behaviour every Store implementation shares. `makeStore` returns a new, empty, unopened
- * store; the suite opens and closes it.
+ * store; the suite opens and closes it. `agentLeases` says how the store keeps agent leases.
  */
-export function storeContract(name: string, makeStore: () => Promise<Store>): void {
+export function storeContract(name: string, makeStore: () => Promise<Store>, agentLeases: AgentLeaseMode = 'store-lease'): void {
   describe(`${name} store contract`, () => {
     let store: Store;
     let lease: Lease;
@@ -59,6 +60,8 @@ export function storeContract(name: string, makeStore: () => Promise<Store>): vo
     afterEach(async () => {
       await store.close();
     });
+
+    agentLeaseContract(agentLeases, { store: () => store, lease: () => lease, ttl: TTL_MS, rejection, at });
 
     describe('agents', () => {
       it('creates, loads and commits an agent round trip', async () => {

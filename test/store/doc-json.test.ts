@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { applyFieldDelta, DocJson, FieldDelta } from '../../src/store/lowdb/doc-json.js';
+import { applyFieldDelta, DocJson, FieldDelta } from '../../src/store/shared/doc-json.js';
 
 describe('DocJson', () => {
   it('writes exactly what JSON.stringify writes, left-out values included', () => {

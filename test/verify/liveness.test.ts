@@ -48,8 +48,11 @@ describe('liveness of the machines, proven over their graphs (npm run verify run
       expect(labels).toContain(`wait.waiting (${kind}, agent-level)`);
       expect(labels).toContain(`wait.waiting (${kind}, work item)`);
     }
-    const operatorRow = spec('continuation').waiting.find((w) => w.label === 'wait.waiting (operator, work item)');
-    expect(operatorRow?.edges[0]?.seed).toContain('operator_input');
+    // Derived from the wait matcher: an operator wait (at either level) is ended by an operator prompt only.
+    for (const label of ['wait.waiting (operator, agent-level)', 'wait.waiting (operator, work item)']) {
+      expect(spec('continuation').waiting.find((w) => w.label === label)?.edges[0]?.seed).toContain('(operator_prompt)');
+    }
+    expect(spec('continuation').waiting.find((w) => w.label === 'wait.waiting (external, agent-level)')?.edges[0]?.seed).toContain('(channel_event, webhook_event, callback_event)');
   });
 });
 

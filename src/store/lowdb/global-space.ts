@@ -5,7 +5,7 @@ import { assertFence } from '../shared/lease-rules.js';
 import type { DirectorySyncer } from './directory-syncer.js';
 import { DurableJsonFile } from './durable-json-file.js';
 import { CachedLoad } from './cached-load.js';
-import { GroupQueue } from './group-queue.js';
+import { GroupQueue } from '../shared/group-queue.js';
 import type { LeaseFile } from './lease-file.js';
 import { GlobalRecord } from './records.js';
 

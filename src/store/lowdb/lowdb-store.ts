@@ -1,19 +1,34 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { DomainError } from '../../domain/index.js';
-import { assertAgentId } from '../shared/commit-rules.js';
+import { assertAgentId, commitFence } from '../shared/commit-rules.js';
+import { acquireEmbeddedAgentLease, embeddedAgentLeaseState, renewEmbeddedAgentLeases } from '../shared/embedded-agent-leases.js';
 import { pageSeqs } from '../shared/event-page.js';
-import type { Commit, CommitResult, EventPage, EventPageQuery, Lease, RosterEntry, Store, StoredAgent } from '../store.js';
+import type {
+  AgentLease,
+  AgentLeaseState,
+  Commit,
+  CommitResult,
+  EventPage,
+  EventPageQuery,
+  HeldAgentLease,
+  Lease,
+  RenewedAgentLeases,
+  RosterEntry,
+  Store,
+  StoredAgent,
+} from '../store.js';
 import { AgentFiles } from './agent-files.js';
 import { OpenFiles } from './open-files.js';
 import { CommitWriter } from './commit-writer.js';
 import { committedDoc, committedEvents } from './committed-reads.js';
 import { DirectorySyncer } from './directory-syncer.js';
-import { DocJson, toJson } from './doc-json.js';
+import { DocJson } from '../shared/doc-json.js';
+import { toJson } from '../shared/to-json.js';
 import { removeDeadTempFiles, storeError } from './fs-util.js';
 import { GlobalSpace } from './global-space.js';
 import { LeaseFile } from './lease-file.js';
-import { releasePidLock, tryTakePidLock } from './pid-lock.js';
+import { WriterLock } from './writer-lock.js';
 import { RosterIndex } from './roster-index.js';
 import { Uncheckpointed } from './uncheckpointed.js';
 import { recoverIndex } from './wal-recovery.js';
@@ -76,7 +91,7 @@ export class LowdbStore implements Store {
   private repaired = new Set<string>();
   private readonly repairing = new Map<string, Promise<void>>();
   private state: 'closed' | 'open' | 'closing' = 'closed';
-  private holdsWriterLock = false;
+  private writerLock: WriterLock | null = null;
   /** Bumped when this instance takes a fencing token it did not hold before; see `CachedLoad`. */
   private generation = 0;
   private heldToken: number | null = null;
@@ -115,16 +130,20 @@ export class LowdbStore implements Store {
       throw storeError(`creating data directory ${this.location}`, err);
     }
     if (this.exclusiveProcessLock) {
-      const lock = await tryTakePidLock(this.writerLockPath).catch((err: unknown) => {
+      let result;
+      try {
+        result = WriterLock.take(this.writerLockPath);
+      } catch (err) {
         throw storeError(`taking ${this.writerLockPath}`, err);
-      });
-      if (!lock.taken) {
-        throw new DomainError('lease_lost', `data directory ${this.location} is already used by process ${lock.pid}`, {
-          pid: lock.pid,
+      }
+      if (!result.taken) {
+        const holder = result.pid === null ? 'another process' : `process ${result.pid}`;
+        throw new DomainError('lease_lost', `data directory ${this.location} is already used by ${holder}`, {
+          pid: result.pid,
           lock: this.writerLockPath,
         });
       }
-      this.holdsWriterLock = true;
+      this.writerLock = result.lock;
     }
     try {
       await removeDeadTempFiles(this.location);
@@ -187,6 +206,30 @@ export class LowdbStore implements Store {
     return this.lease.read();
   }
 
+  /** Rides on `lease.json` (`shared/embedded-agent-leases.ts`): its holder writes every agent. */
+  async acquireAgentLease(agent_id: string, holder: string, ttl_ms: number): Promise<AgentLease> {
+    this.assertOpen();
+    assertAgentId(agent_id);
+    return acquireEmbeddedAgentLease(await this.lease.read(), (lease) => this.ownsLease(lease), agent_id, holder, ttl_ms);
+  }
+
+  async renewAgentLeases(holder: string, leases: HeldAgentLease[], ttl_ms: number): Promise<RenewedAgentLeases> {
+    this.assertOpen();
+    return renewEmbeddedAgentLeases(await this.lease.read(), (lease) => this.ownsLease(lease), holder, leases, ttl_ms);
+  }
+
+  /** The data directory's lease stays: nothing to release. */
+  async releaseAgentLease(lease: AgentLease): Promise<void> {
+    this.assertOpen();
+    assertAgentId(lease.agent_id);
+  }
+
+  async readAgentLease(agent_id: string): Promise<AgentLeaseState | null> {
+    this.assertOpen();
+    assertAgentId(agent_id);
+    return embeddedAgentLeaseState(await this.lease.read(), agent_id);
+  }
+
   /** From the roster index: no directory is listed or opened. */
   async listAgentIds(): Promise<string[]> {
     this.assertOpen();
@@ -243,11 +286,12 @@ export class LowdbStore implements Store {
     return new Promise((resolve, reject) => {
       this.assertOpen();
       assertAgentId(commit.agent_id);
-      // Queued synchronously, so commits issued in the same tick share a batch.
+      // Queued synchronously, so commits issued in the same tick share a batch. The agent token
+      // is the store token here (shared/embedded-agent-leases.ts).
       this.writer.push({
         agent_id: commit.agent_id,
         expected_version: commit.expected_version,
-        fencing_token: commit.fencing_token,
+        fencing_token: commitFence(commit).token,
         doc: commit.doc ?? null,
         rosterJson: commit.roster === undefined ? undefined : toJson('roster entry', () => JSON.stringify(commit.roster)),
         events: commit.events.map((event) => ({
@@ -335,13 +379,22 @@ export class LowdbStore implements Store {
   private async mayCheckpoint(): Promise<boolean> {
     if (this.exclusiveProcessLock) return true;
     const lease = await this.lease.read();
-    return lease !== null && this.lease.holderOf(lease.fencing_token) === lease.holder;
+    return lease !== null && this.ownsLease(lease);
+  }
+
+  /** This instance acquired the lease's token under the holder the file names. */
+  private ownsLease(lease: Lease): boolean {
+    return this.lease.holderOf(lease.fencing_token) === lease.holder;
   }
 
   private async releaseWriterLock(): Promise<void> {
-    if (!this.holdsWriterLock) return;
-    this.holdsWriterLock = false;
-    await releasePidLock(this.writerLockPath).catch(() => undefined);
+    const lock = this.writerLock;
+    this.writerLock = null;
+    try {
+      lock?.release();
+    } catch {
+      // Closing the descriptor released the kernel lock even if the unlink failed.
+    }
   }
 
   private assertOpen(): void {

@@ -42,11 +42,6 @@ export async function tryTakePidLock(path: string): Promise<PidLockResult> {
   }
 }
 
-/** Removes the lock only if it still names this process. */
-export async function releasePidLock(path: string): Promise<void> {
-  if ((await readPid(path)) === process.pid) await rm(path, { force: true });
-}
-
 const RETRY_MS = 5;
 const MAX_ATTEMPTS = 1000;
 /**

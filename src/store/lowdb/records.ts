@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AgentEvent, AgentId } from '../../domain/index.js';
 import type { Lease, StoredAgent } from '../store.js';
-import { FieldDelta } from './doc-json.js';
+import { FieldDelta } from '../shared/doc-json.js';
 
 /** Parsers for what the lowdb store keeps on disk; typed against the port so the two cannot drift. */
 

@@ -6,7 +6,7 @@ import type { DirtyAgents } from './checkpoint.js';
 import type { EventLine } from './event-log.js';
 import { isNotFound } from './fs-util.js';
 import { forEachLimited } from './limited.js';
-import { applyFieldDelta } from './doc-json.js';
+import { applyFieldDelta } from '../shared/doc-json.js';
 import { WalRecord } from './records.js';
 import type { PersistedAgent } from './records.js';
 import { RosterIndex } from './roster-index.js';

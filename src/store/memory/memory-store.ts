@@ -1,9 +1,23 @@
 import { cloneJson, DomainError } from '../../domain/index.js';
 import type { AgentEvent } from '../../domain/index.js';
-import { assertAgentId, assertExpectedVersion, eventId } from '../shared/commit-rules.js';
+import { assertAgentId, assertExpectedVersion, commitFence, eventId } from '../shared/commit-rules.js';
+import { acquireEmbeddedAgentLease, embeddedAgentLeaseState, renewEmbeddedAgentLeases } from '../shared/embedded-agent-leases.js';
 import { pageSeqs } from '../shared/event-page.js';
 import { assertFence, decideAcquire, decideRelease, decideRenew } from '../shared/lease-rules.js';
-import type { Commit, CommitResult, EventPage, EventPageQuery, Lease, RosterEntry, Store, StoredAgent } from '../store.js';
+import type {
+  AgentLease,
+  AgentLeaseState,
+  Commit,
+  CommitResult,
+  EventPage,
+  EventPageQuery,
+  HeldAgentLease,
+  Lease,
+  RenewedAgentLeases,
+  RosterEntry,
+  Store,
+  StoredAgent,
+} from '../store.js';
 
 interface MemoryAgent {
   version: number;
@@ -66,6 +80,30 @@ export class MemoryStore implements Store {
     return this.lease === null ? null : { ...this.lease };
   }
 
+  /** Rides on the store lease (`shared/embedded-agent-leases.ts`): its holder writes every agent. */
+  async acquireAgentLease(agent_id: string, holder: string, ttl_ms: number): Promise<AgentLease> {
+    this.assertOpen();
+    assertAgentId(agent_id);
+    return acquireEmbeddedAgentLease(this.lease, () => true, agent_id, holder, ttl_ms);
+  }
+
+  async renewAgentLeases(holder: string, leases: HeldAgentLease[], ttl_ms: number): Promise<RenewedAgentLeases> {
+    this.assertOpen();
+    return renewEmbeddedAgentLeases(this.lease, () => true, holder, leases, ttl_ms);
+  }
+
+  /** The store lease stays: nothing to release. */
+  async releaseAgentLease(lease: AgentLease): Promise<void> {
+    this.assertOpen();
+    assertAgentId(lease.agent_id);
+  }
+
+  async readAgentLease(agent_id: string): Promise<AgentLeaseState | null> {
+    this.assertOpen();
+    assertAgentId(agent_id);
+    return embeddedAgentLeaseState(this.lease, agent_id);
+  }
+
   async listAgentIds(): Promise<string[]> {
     this.assertOpen();
     return [...this.agents.keys()].sort();
@@ -94,7 +132,8 @@ export class MemoryStore implements Store {
   async commit(commit: Commit): Promise<CommitResult> {
     this.assertOpen();
     assertAgentId(commit.agent_id);
-    assertFence(this.lease, commit.fencing_token, undefined);
+    // The agent token is the store token here (shared/embedded-agent-leases.ts).
+    assertFence(this.lease, commitFence(commit).token, undefined);
     const current = this.agents.get(commit.agent_id);
     assertExpectedVersion(commit.agent_id, current?.version ?? null, commit.expected_version);
 

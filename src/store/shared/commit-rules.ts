@@ -23,3 +23,21 @@ export function assertExpectedVersion(agent_id: string, current: number | null, 
 export function eventId(agent_id: string, event_seq: number): string {
   return `${agent_id}:${event_seq}`;
 }
+
+/** The one fence a commit carries: the store-wide lease's token or the agent lease's. */
+export interface CommitFence {
+  kind: 'store' | 'agent';
+  token: number;
+}
+
+/** Reads a commit's fence; `invalid_request` unless it carries exactly one whole-number token. */
+export function commitFence(commit: { fencing_token?: number | undefined; agent_fencing_token?: number | undefined }): CommitFence {
+  const store = commit.fencing_token;
+  const agent = commit.agent_fencing_token;
+  if ((store === undefined) === (agent === undefined)) {
+    throw new DomainError('invalid_request', 'a commit carries exactly one of fencing_token and agent_fencing_token');
+  }
+  const fence: CommitFence = store === undefined ? { kind: 'agent', token: agent as number } : { kind: 'store', token: store };
+  if (!Number.isSafeInteger(fence.token)) throw new DomainError('invalid_request', `fencing token ${fence.token} is not a whole number`);
+  return fence;
+}

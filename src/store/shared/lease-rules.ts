@@ -13,9 +13,17 @@ export function isExpired(lease: Lease, now: Date): boolean {
   return Date.parse(lease.expires_at) <= now.getTime();
 }
 
-function assertTtl(ttl_ms: number): void {
+export function assertTtl(ttl_ms: number): void {
   if (!Number.isFinite(ttl_ms) || ttl_ms <= 0) {
     throw new DomainError('invalid_request', `lease ttl_ms must be a positive number, got ${ttl_ms}`);
+  }
+}
+
+/** Holders name instances in records and SQL: non-empty, printable. */
+export function assertHolder(holder: string): void {
+  if (holder.length === 0) throw new DomainError('invalid_request', 'lease holder must not be empty');
+  if (holder.length > 200 || /[\u0000-\u001f]/.test(holder)) {
+    throw new DomainError('invalid_request', `lease holder ${JSON.stringify(holder.slice(0, 40))} must be at most 200 printable characters`);
   }
 }
 
@@ -29,7 +37,7 @@ function expiry(now: Date, ttl_ms: number): string {
  */
 export function decideAcquire(current: Lease | null, holder: string, ttl_ms: number, now: Date): Lease {
   assertTtl(ttl_ms);
-  if (holder.length === 0) throw new DomainError('invalid_request', 'lease holder must not be empty');
+  assertHolder(holder);
   if (current === null) {
     return { holder, fencing_token: 1, acquired_at: now.toISOString(), expires_at: expiry(now, ttl_ms) };
   }

@@ -8,9 +8,7 @@ interface Parked {
 
 /**
  * The runtime's `runner` option: every turn waits until the path finishes it, so the agent stays
- * `awake_running` for as long as the model does. (An `http_worker` agent cannot be used for this:
- * `completeTurn` compares the claim id `<run_id>~<n>` with the run id and always answers
- * `stale_run_id`.)
+ * `awake_running` for as long as the model does, without a worker polling for it.
  */
 export class ControlledRunner implements TurnRunner {
   private readonly parked = new Map<string, Parked>();

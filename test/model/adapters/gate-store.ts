@@ -1,5 +1,19 @@
 import { DomainError } from '../../../src/domain/index.js';
-import { LowdbStore, type Commit, type CommitResult, type EventPage, type EventPageQuery, type Lease, type RosterEntry, type Store, type StoredAgent } from '../../../src/store/index.js';
+import {
+  LowdbStore,
+  type AgentLease,
+  type AgentLeaseState,
+  type Commit,
+  type CommitResult,
+  type EventPage,
+  type EventPageQuery,
+  type HeldAgentLease,
+  type Lease,
+  type RenewedAgentLeases,
+  type RosterEntry,
+  type Store,
+  type StoredAgent,
+} from '../../../src/store/index.js';
 
 /** An agent state change as the runtime records it (`TransitionRecord.from_state/to_state`). */
 export interface StateChange {
@@ -126,6 +140,22 @@ export class GateStore implements Store {
 
   readLease(): Promise<Lease | null> {
     return this.inner.readLease();
+  }
+
+  acquireAgentLease(agent_id: string, holder: string, ttl_ms: number): Promise<AgentLease> {
+    return this.inner.acquireAgentLease(agent_id, holder, ttl_ms);
+  }
+
+  renewAgentLeases(holder: string, leases: HeldAgentLease[], ttl_ms: number): Promise<RenewedAgentLeases> {
+    return this.inner.renewAgentLeases(holder, leases, ttl_ms);
+  }
+
+  releaseAgentLease(lease: AgentLease): Promise<void> {
+    return this.inner.releaseAgentLease(lease);
+  }
+
+  readAgentLease(agent_id: string): Promise<AgentLeaseState | null> {
+    return this.inner.readAgentLease(agent_id);
   }
 
   listAgentIds(): Promise<string[]> {

@@ -1,7 +1,8 @@
 import type { AnyMachineSnapshot, EventObject, StateValue } from 'xstate';
 import type { AgentContext, ContinuationContext, ContinuationEvent, MachineName, SupervisorContext } from '../../../machines/index.js';
-import { deriveClosure, resolveContinuation } from '../../../machines/contracts/index.js';
-import { ContinuationTriggerKind, WaitConditionKind, type ClosureDecision, type SchedulerFacts } from '../../../src/domain/index.js';
+import { deriveClosure } from '../../../machines/contracts/index.js';
+import { waitMatchesMessage, type MatchedMessage } from '../../../machines/contracts/index.js';
+import { MessageKind, TRIGGER_KIND_OF, WaitConditionKind, type ClosureDecision, type ContinuationTriggerKind, type MessageOrigin, type SchedulerFacts } from '../../../src/domain/index.js';
 import { FACTS_IDLE, MODELS } from '../../model/models.js';
 import type { ModelSpec } from '../../model/paths.js';
 
@@ -9,7 +10,8 @@ import type { ModelSpec } from '../../model/paths.js';
  * What liveness means for each machine, read from the seeds. The events and payloads are the model
  * tests' (`test/model/models.ts`), so the proofs and the generated path tests explore the same
  * graph; the one dimension they do not vary, the kind of a continuation wait, is added here from
- * the domain's own enum (every `WaitConditionKind`, with the triggers the contracts match to it).
+ * the domain's own enums (every `WaitConditionKind`, with the claims of every `MessageKind` that
+ * the seed-003 wait matcher lets end it).
  */
 
 /** A set of states, by a predicate over snapshots, with the label reports use. */
@@ -212,11 +214,28 @@ export function closureWith(kind: WaitConditionKind, scope: Scope): ClosureDecis
   return deriveClosure(facts);
 }
 
-/** The trigger kinds the seed-003 contract matches to that closure's waiting reason (any content). */
-export function matchingTriggers(prior: ClosureDecision): ContinuationTriggerKind[] {
-  return ContinuationTriggerKind.options.filter(
-    (kind) => resolveContinuation({ kind, contentful: true, task_terminal: true, same_work_item: true }, prior).matched_waiting_reason,
-  );
+/** One message of each kind that carries a trigger, with the origin the runtime gives it. */
+const ORIGINS: Readonly<Record<MessageKind, MessageOrigin>> = {
+  operator_prompt: { kind: 'operator' },
+  channel_event: { kind: 'channel', channel_id: 'http' },
+  webhook_event: { kind: 'webhook', source: 'http' },
+  callback_event: { kind: 'callback', descriptor_id: 'trg-1' },
+  timer_tick: { kind: 'timer', timer_id: 'tmr-1' },
+  system_tick: { kind: 'system', subsystem: 'wake_hint' },
+  task_result: { kind: 'task', task_id: 'task-1' },
+  task_status: { kind: 'task', task_id: 'task-1' },
+  control: { kind: 'operator' },
+  internal_followup: { kind: 'system', subsystem: 'tool_enqueue' },
+};
+
+export const CLAIMABLE: ReadonlyArray<{ kind: MessageKind; trigger: ContinuationTriggerKind; message: MatchedMessage }> = MessageKind.options.flatMap((kind) => {
+  const trigger = TRIGGER_KIND_OF[kind];
+  return trigger ? [{ kind, trigger, message: { kind, origin: ORIGINS[kind], task_id: kind === 'task_result' ? 'task-1' : null, metadata: {} } }] : [];
+});
+
+/** The claims whose message satisfies a wait of `kind` that names no resource (the seed-003 wait matcher). */
+export function matchingClaims(kind: WaitConditionKind): typeof CLAIMABLE {
+  return CLAIMABLE.filter((claim) => waitMatchesMessage({ kind, subject_ref: null }, claim.message));
 }
 
 const template = MODELS.continuation.events.find((e): e is WaitSet => e.type === 'WAIT.SET');
@@ -226,7 +245,7 @@ const waitVariants = WaitConditionKind.options.flatMap((kind) =>
   SCOPES.map((scope) => {
     const prior = closureWith(kind, scope);
     const set: WaitSet = { ...template, kind, workItemId: scope === 'work_item' ? 'wi-1' : null };
-    const triggers: Trigger[] = matchingTriggers(prior).map((trigger) => ({ type: 'TRIGGER', trigger: { kind: trigger, contentful: true, task_terminal: true, same_work_item: true }, prior }));
+    const triggers: Trigger[] = matchingClaims(kind).map((claim) => ({ type: 'TRIGGER', trigger: { kind: claim.trigger, contentful: true, task_terminal: true, same_work_item: true }, prior, message: claim.message }));
     return { kind, scope, set, triggers };
   }),
 );
@@ -255,7 +274,7 @@ const continuation: LivenessSpec = {
           pick: (e: EventObject) => triggers.some((t) => JSON.stringify(t) === JSON.stringify(e)),
           to: at({ wait: 'resolving' }, 'wait.resolving'),
           then: { event: 'RESOLUTION.APPLIED', to: idle },
-          seed: `003 a trigger matching the waiting reason (${triggers.map((t) => t.trigger.kind).join(', ') || 'none'}) resumes the wait`,
+          seed: `003 a trigger whose message satisfies the wait (${triggers.map((t) => t.message.kind).join(', ') || 'none'}) resumes it`,
         },
         { role: 'cancel' as const, event: 'WAIT.CANCEL', to: idle, seed: '003 a wait is cancelled (operator cancel, work item completed)' },
       ],

@@ -125,7 +125,7 @@ function schedule(ctx: StepContext, i: number, a: number): boolean {
     if (d.doc.q > 0) {
       if (!d.send({ type: 'TURN.START', runId: RUN_ID, facts: d.facts() })) return false;
       d.doc.q -= 1;
-      d.continuation({ type: 'TRIGGER', trigger: { kind: 'operator_input', contentful: true }, prior: null });
+      d.continuation({ type: 'TRIGGER', trigger: { kind: 'operator_input', contentful: true }, prior: null, message: { kind: 'operator_prompt', origin: { kind: 'operator' }, task_id: null, metadata: {} } });
       d.continuation({ type: 'RESOLUTION.APPLIED' });
       after(() => {
         inst(ctx, i).runs[a] = true;

@@ -6,13 +6,17 @@ export interface Settleable {
 /**
  * Group commit: requests queue up; one flush at a time takes everything queued so far as a batch.
  * The first flush starts a microtask after the first request, so requests issued in the same tick
- * share it; requests arriving while a flush runs form the next batch.
+ * share it; requests arriving while a flush runs form the next batch (at most `maxBatch` of them;
+ * the rest wait for the one after).
  */
 export class GroupQueue<T extends Settleable> {
   private items: T[] = [];
   private running: Promise<void> | null = null;
 
-  constructor(private readonly flush: (batch: T[]) => Promise<void>) {}
+  constructor(
+    private readonly flush: (batch: T[]) => Promise<void>,
+    private readonly maxBatch = Number.POSITIVE_INFINITY,
+  ) {}
 
   push(item: T): void {
     this.items.push(item);
@@ -40,8 +44,13 @@ export class GroupQueue<T extends Settleable> {
   private async drain(): Promise<void> {
     await Promise.resolve();
     while (this.items.length > 0) {
-      const batch = this.items;
-      this.items = [];
+      let batch = this.items;
+      if (batch.length > this.maxBatch) {
+        this.items = batch.slice(this.maxBatch);
+        batch = batch.slice(0, this.maxBatch);
+      } else {
+        this.items = [];
+      }
       try {
         await this.flush(batch);
       } catch (err) {

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { DomainError } from '../../domain/index.js';
 
 /**
  * The JSON of committed documents, reusing what earlier commits serialized. A document shares
@@ -18,6 +17,34 @@ export class DocJson {
   stringify(doc: unknown): string {
     if (!isRecord(doc)) return JSON.stringify(doc);
     return objectJson(doc, (value) => this.field(value));
+  }
+
+  /**
+   * The document's top-level fields (`DocField`s, in order), leaving
+   * out what JSON leaves out; with `previous`, only the fields that are not its very objects (or
+   * equal primitives). `null` when `doc` is not a plain record, or (with `previous`) when
+   * `previous` is not one or a field was removed: then only a whole rewrite says it.
+   */
+  fields(doc: unknown, previous?: unknown): DocField[] | null {
+    if (!isRecord(doc)) return null;
+    let before: Record<string, unknown> | null = null;
+    if (previous !== undefined) {
+      if (!isRecord(previous)) return null;
+      for (const key of Object.keys(previous)) if (!Object.hasOwn(doc, key)) return null;
+      before = previous;
+    }
+    const fields: DocField[] = [];
+    const keys = Object.keys(doc);
+    for (let ord = 0; ord < keys.length; ord++) {
+      const key = keys[ord] as string;
+      const value = doc[key];
+      if (before !== null && value === before[key]) continue;
+      const json = valueJson(value, (part) => this.field(part));
+      if (json !== undefined) fields.push({ name: JSON.stringify(key), ord, json });
+      // JSON leaves the field out: a patch cannot remove it from `previous`.
+      else if (before !== null) return null;
+    }
+    return fields;
   }
 
   /**
@@ -117,19 +144,14 @@ export class DocJson {
   }
 }
 
-/** `make()`'s JSON (or its `null`: no patch), or `invalid_request` naming `what` when the value is not JSON (a cycle, a BigInt, nothing). */
-export function toJson<T>(what: string, make: () => T | undefined): T {
-  let text: T | undefined;
-  try {
-    text = make();
-  } catch (err) {
-    throw new DomainError('invalid_request', `${what} is not JSON-serializable: ${String(err)}`);
-  }
-  if (text === undefined) throw new DomainError('invalid_request', `${what} is not JSON-serializable`);
-  return text;
-}
-
 type Part = (value: object) => string;
+
+/** A top-level field of a document: its key as JSON, its position among the keys, its value as JSON. */
+export interface DocField {
+  name: string;
+  ord: number;
+  json: string;
+}
 
 /**
  * A change to one field of a logged document, in terms of its previous value: `a` rebuilds an

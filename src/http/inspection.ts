@@ -1,0 +1,176 @@
+import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import type { WebSocket } from 'ws';
+import { z } from 'zod';
+import { AgentAccepts, type InspectionMessage } from '../domain/index.js';
+import { redactText } from '../runtime/inspection-json.js';
+import { HttpError } from './errors.js';
+import { AgentParams, apiErrors, NoQuery } from './schemas.js';
+import type { ShutdownTracker } from './shutdown.js';
+import type { HttpApp, RouteDeps } from './types.js';
+
+/**
+ * The inspection events of one agent's actors in the `@statelyai/inspect` format, on one URL:
+ * a WebSocket on upgrade (Stately's own receivers:
+ * `createWebSocketReceiver({ server: 'ws://host/api/agents/<id>/inspection' })`) or SSE (for
+ * clients that send a bearer header, like the inspector page). Each connection
+ * starts with the agent's live actors as they are now; the actors are observed only while at
+ * least one connection is open. No replay: a client that falls behind is disconnected and
+ * reconnects to a fresh picture.
+ */
+const tags = ['statecharts'];
+
+/** Messages a slow SSE client may have waiting before it is disconnected. */
+const MAX_QUEUED = 10_000;
+/** Bytes a slow WebSocket client may have unsent before it is disconnected. */
+const MAX_WS_BUFFERED = 8 * 1024 * 1024;
+
+const InspectionStreamResponse = {
+  description: 'Server-sent events: `event:` = the inspection type (`@xstate.actor`, `@xstate.event`, `@xstate.snapshot`), `data:` = the StatelyInspectionEvent JSON',
+  content: { 'text/event-stream': { schema: z.string() } },
+};
+
+export interface InspectionOptions {
+  /** Cut out of every message besides the generic redaction (the control token). */
+  secrets: readonly string[];
+}
+
+function serialize(message: InspectionMessage, secrets: readonly string[]): string {
+  const text = JSON.stringify(message);
+  return secrets.length === 0 ? text : redactText(text, secrets);
+}
+
+async function streamInspection(
+  reply: FastifyReply,
+  shutdown: ShutdownTracker,
+  log: FastifyBaseLogger,
+  subscribe: (listener: (message: InspectionMessage) => void) => Promise<() => void>,
+  secrets: readonly string[],
+): Promise<void> {
+  const queue: InspectionMessage[] = [];
+  let overflow = false;
+  let wake: (() => void) | null = null;
+  // Subscribed first: an agent gone in between is refused with the envelope, before the stream opens.
+  const unsubscribe = await subscribe((message) => {
+    if (overflow) return;
+    queue.push(message);
+    if (queue.length > MAX_QUEUED) overflow = true;
+    wake?.();
+  });
+  const sse = reply.sse;
+  sse.keepAlive();
+  const client = new AbortController();
+  sse.onClose(() => client.abort());
+  const { signal, release } = shutdown.signal(client.signal);
+  const closed = new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  try {
+    sse.sendHeaders(200);
+    // The head goes out at once, also for an agent that is asleep (nothing to send yet).
+    reply.raw.flushHeaders();
+    while (!signal.aborted && !overflow) {
+      const next = queue.shift();
+      if (next === undefined) {
+        await Promise.race([new Promise<void>((resolve) => (wake = resolve)), closed]);
+        wake = null;
+        continue;
+      }
+      // An awaited write can hang on a socket that closes without an error (fastify/sse#54): race it.
+      await Promise.race([sse.send({ event: next.type, data: serialize(next, secrets) }), closed]);
+    }
+    if (overflow) log.info('inspection SSE client lagging: stream closed');
+  } catch (error) {
+    if (!signal.aborted) log.warn({ err: error }, 'inspection stream ended by an error');
+  } finally {
+    unsubscribe();
+    release();
+    sse.close();
+  }
+}
+
+async function socketInspection(
+  socket: WebSocket,
+  shutdown: ShutdownTracker,
+  log: FastifyBaseLogger,
+  subscribe: (listener: (message: InspectionMessage) => void) => Promise<() => void>,
+  secrets: readonly string[],
+): Promise<void> {
+  let unsubscribe: (() => void) | null = null;
+  let closed = false;
+  const close = (code: number, reason: string): void => {
+    if (closed) return;
+    closed = true;
+    unsubscribe?.();
+    socket.close(code, reason);
+  };
+  const untrack = shutdown.track(() => close(1001, 'server shutting down'));
+  socket.on('close', () => {
+    closed = true;
+    unsubscribe?.();
+    untrack();
+  });
+  // Inspection is one-way; whatever a client sends is ignored.
+  socket.on('message', () => undefined);
+  try {
+    const stop = await subscribe((message) => {
+      if (closed) return;
+      if (socket.bufferedAmount > MAX_WS_BUFFERED) {
+        log.info('inspection WebSocket client lagging: closed');
+        close(1013, 'lagging: reconnect');
+        return;
+      }
+      socket.send(serialize(message, secrets));
+    });
+    if (closed) stop();
+    else unsubscribe = stop;
+  } catch (error) {
+    log.warn({ err: error }, 'inspection WebSocket could not start');
+    close(1011, 'inspection failed');
+  }
+}
+
+export function registerInspectionRoutes(app: HttpApp, { runtime, shutdown }: RouteDeps, options: InspectionOptions): void {
+  // Both routes refuse an unknown agent (404) before the stream or the upgrade.
+  const agentExists = async (request: { params: unknown }): Promise<void> => {
+    await runtime.getSummary((request.params as { id: string }).id);
+  };
+
+  // One URL, two transports: a WebSocket upgrade (Stately's receivers), or SSE for a client that
+  // asks for text/event-stream (and can send a bearer header, like the inspector page).
+  app.route({
+    method: 'GET',
+    url: '/api/agents/:id/inspection',
+    // Messages are serialised (and the secrets cut out) before they are sent.
+    sse: { kind: 'dual', serializer: String },
+    preHandler: agentExists,
+    schema: {
+      tags,
+      summary:
+        "The inspection events of the agent's actors (@statelyai/inspect format), starting with the live actors as they are now: a WebSocket on upgrade (e.g. createWebSocketReceiver), else SSE (Accept: text/event-stream)",
+      params: AgentParams,
+      querystring: NoQuery,
+      response: { 200: InspectionStreamResponse, ...apiErrors(404, 406) },
+    },
+    wsHandler: (socket, request) =>
+      socketInspection(socket, shutdown, request.log, (listener) => runtime.inspect(request.params.id, listener), options.secrets),
+    handler: async (request, reply) => {
+      if (!reply.sse) throw new HttpError(406, 'not_acceptable', 'open a WebSocket, or accept text/event-stream');
+      await streamInspection(reply, shutdown, request.log, (listener) => runtime.inspect(request.params.id, listener), options.secrets);
+    },
+  });
+
+  app.get(
+    '/api/inspector/agents/:id/accepts',
+    {
+      schema: {
+        tags,
+        summary: 'The events each of the agent\'s actors accepts in its current state, read from the machines (guards named, `enabled` = can())',
+        params: AgentParams,
+        querystring: NoQuery,
+        response: { 200: AgentAccepts, ...apiErrors(404) },
+      },
+    },
+    async (request) => runtime.acceptedEvents(request.params.id),
+  );
+}

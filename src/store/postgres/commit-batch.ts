@@ -1,0 +1,250 @@
+import { DomainError } from '../../domain/index.js';
+import type { AgentEvent } from '../../domain/index.js';
+import { assertExpectedVersion, eventId } from '../shared/commit-rules.js';
+import type { CommitFence } from '../shared/commit-rules.js';
+import { DocJson } from '../shared/doc-json.js';
+import type { DocField } from '../shared/doc-json.js';
+import { GroupQueue } from '../shared/group-queue.js';
+import { toJson } from '../shared/to-json.js';
+import type { CommitResult, NewEvent } from '../store.js';
+import type { Row, SqlQuery } from './sql-client.js';
+
+/**
+ * What a commit writes of its document: a plain record as its top-level fields, all of them
+ * (`record`: the others are deleted) or only those not shared with the version it replaces
+ * (`patch`); any other JSON value whole (`value`).
+ */
+export type DocWrite = { mode: 'patch' | 'record'; fields: DocField[] } | { mode: 'value'; json: string };
+
+const MODE = { patch: 0, record: 1, value: 2 } as const;
+
+/** A commit as `commit_batch` takes it: its document, roster entry and payloads serialized. */
+export interface PreparedCommit {
+  agent_id: string;
+  expected_version: number | null;
+  fence: CommitFence;
+  doc: DocWrite;
+  /** `undefined` keeps the previous entry. */
+  rosterJson: string | undefined;
+  events: Array<{ type: NewEvent['type']; ts: string; payloadJson: string }>;
+}
+
+/** Queued with its document as given (the store owns it): serialized in the batch, against the agent's last committed one. */
+export interface QueuedCommit extends Omit<PreparedCommit, 'doc'> {
+  doc: unknown;
+  resolve(result: CommitResult): void;
+  reject(err: unknown): void;
+}
+
+/** An agent's last document committed through this store instance, the base of its next patch. */
+interface CommittedDoc {
+  version: number;
+  doc: unknown;
+}
+
+/** Commits per call at most: a few MiB of parameters, and a batch still lands in tens of ms. */
+export const MAX_BATCH = 1000;
+
+/** SQLSTATEs after which the whole transaction rolled back and running it again is safe. */
+const RETRYABLE = new Set(['40P01', '40001']);
+const ATTEMPTS = 3;
+
+/**
+ * The `commit_batch` arguments for a batch (see `schema.ts`): numbers as arrays, strings joined
+ * by `\n` (no JSON text, agent id, type or time holds a raw newline).
+ */
+export function batchArguments(commits: readonly PreparedCommit[]): unknown[] {
+  const seen = new Map<string, number>();
+  const rounds: number[] = [];
+  const e_round: number[] = [];
+  const e_ord: number[] = [];
+  const e_agent: string[] = [];
+  const e_ts: string[] = [];
+  const e_type: string[] = [];
+  const e_payload: string[] = [];
+  const f_round: number[] = [];
+  const f_ord: number[] = [];
+  const f_agent: string[] = [];
+  const f_name: string[] = [];
+  const f_json: string[] = [];
+  for (const commit of commits) {
+    const round = (seen.get(commit.agent_id) ?? 0) + 1;
+    seen.set(commit.agent_id, round);
+    rounds.push(round);
+    if (commit.doc.mode !== 'value') {
+      for (const field of commit.doc.fields) {
+        f_round.push(round);
+        f_ord.push(field.ord);
+        f_agent.push(commit.agent_id);
+        f_name.push(field.name);
+        f_json.push(field.json);
+      }
+    }
+    commit.events.forEach((event, i) => {
+      e_round.push(round);
+      e_ord.push(i + 1);
+      e_agent.push(commit.agent_id);
+      e_ts.push(event.ts);
+      e_type.push(event.type);
+      e_payload.push(event.payloadJson);
+    });
+  }
+  const joined = (values: string[]): string | null => (values.length === 0 ? null : values.join('\n'));
+  return [
+    rounds,
+    commits.map((c) => c.expected_version),
+    commits.map((c) => (c.fence.kind === 'store' ? c.fence.token : null)),
+    commits.map((c) => (c.fence.kind === 'agent' ? c.fence.token : null)),
+    commits.map((c) => c.events.length),
+    commits.map((c) => MODE[c.doc.mode]),
+    commits.map((c) => c.agent_id).join('\n'),
+    commits.map((c) => (c.doc.mode === 'value' ? c.doc.json : '')).join('\n'),
+    commits.map((c) => c.rosterJson ?? '').join('\n'),
+    f_round,
+    f_ord,
+    joined(f_agent),
+    joined(f_name),
+    joined(f_json),
+    e_round,
+    e_ord,
+    joined(e_agent),
+    joined(e_ts),
+    joined(e_type),
+    joined(e_payload),
+  ];
+}
+
+export function commitBatchCall(s: string): string {
+  return `SELECT idx, outcome, version, base_seq, current_version, current_token, current_holder FROM ${s}.commit_batch(${Array.from({ length: 20 }, (_, i) => `$${i + 1}`).join(', ')})`;
+}
+
+/** What a commit's row says: its result, or the error it fails alone with. */
+function outcome(commit: PreparedCommit, row: Row | undefined): CommitResult | DomainError {
+  if (row === undefined) return new DomainError('store_unavailable', `the commit batch returned no outcome for agent ${commit.agent_id}`);
+  if (row['outcome'] === 'ok') {
+    const version = Number(row['version']);
+    const base = Number(row['base_seq']);
+    const events = commit.events.map(
+      (event, i): AgentEvent => ({
+        id: eventId(commit.agent_id, base + i + 1),
+        event_seq: base + i + 1,
+        ts: event.ts,
+        agent_id: commit.agent_id,
+        type: event.type,
+        payload: JSON.parse(event.payloadJson) as Record<string, unknown>,
+      }),
+    );
+    return { version, events };
+  }
+  if (row['outcome'] === 'fenced') {
+    const current = row['current_token'] === null ? null : Number(row['current_token']);
+    const lease = commit.fence.kind === 'store' ? 'the write lease' : `agent ${commit.agent_id}'s lease`;
+    return new DomainError(
+      'lease_lost',
+      current === null
+        ? `${lease} no longer exists (or was never acquired)`
+        : `fencing token ${commit.fence.token} is not the current token of ${lease} (held by ${String(row['current_holder'])} with token ${current})`,
+      { fencing_token: commit.fence.token, ...(current === null ? {} : { current_fencing_token: current, holder: row['current_holder'] }) },
+    );
+  }
+  const current = row['current_version'] === null ? null : Number(row['current_version']);
+  try {
+    assertExpectedVersion(commit.agent_id, current, commit.expected_version);
+  } catch (err) {
+    return err as DomainError;
+  }
+  // The snapshot saw the expected version, yet the write lost: a concurrent commit got there first.
+  return new DomainError('version_conflict', `agent ${commit.agent_id} changed concurrently`, { current_version: current });
+}
+
+/**
+ * Group commit across agents: every commit queued while a call runs joins the next batch (up to
+ * `MAX_BATCH`), and a batch is ONE `commit_batch` call: one round trip, one transaction, one WAL
+ * flush. A stale or fenced commit fails alone; a failed call fails its batch with
+ * `store_unavailable` (its outcome is then unknown: the caller reloads the agent).
+ *
+ * A document is written as the fields that are not the very objects of the agent's last document
+ * committed here, when the commit replaces that version (the compare-and-set makes sure the
+ * database holds it); otherwise whole. Most commits change a few fields of a document of kilobytes.
+ */
+export class CommitBatcher {
+  private readonly queue = new GroupQueue<QueuedCommit>((batch) => this.flush(batch), MAX_BATCH);
+  private readonly call: string;
+  private readonly docJson = new DocJson();
+  private readonly committed = new Map<string, CommittedDoc>();
+
+  constructor(
+    private readonly sql: SqlQuery,
+    s: string,
+    private readonly failed: (doing: string, err: unknown) => DomainError,
+  ) {
+    this.call = commitBatchCall(s);
+  }
+
+  push(commit: Omit<QueuedCommit, 'resolve' | 'reject'>): Promise<CommitResult> {
+    return new Promise((resolve, reject) => this.queue.push({ ...commit, resolve, reject }));
+  }
+
+  /** The agent's next commit writes its whole document. */
+  forget(agent_id: string): void {
+    this.committed.delete(agent_id);
+  }
+
+  /** Resolves once every commit queued so far is settled. */
+  idle(): Promise<void> {
+    return this.queue.idle();
+  }
+
+  /** What the commit writes of its document; the first commit of an agent in a batch may patch. */
+  private docWrite(commit: QueuedCommit, first: boolean): DocWrite {
+    const base = first ? this.committed.get(commit.agent_id) : undefined;
+    return toJson('document', (): DocWrite => {
+      if (base !== undefined && base.version === commit.expected_version) {
+        const changed = this.docJson.fields(commit.doc, base.doc);
+        if (changed !== null) return { mode: 'patch', fields: changed };
+      }
+      const fields = this.docJson.fields(commit.doc);
+      return fields === null ? { mode: 'value', json: this.docJson.stringify(commit.doc ?? null) } : { mode: 'record', fields };
+    });
+  }
+
+  private async flush(queued: QueuedCommit[]): Promise<void> {
+    const batch: QueuedCommit[] = [];
+    const prepared: PreparedCommit[] = [];
+    const seen = new Set<string>();
+    for (const commit of queued) {
+      try {
+        prepared.push({ ...commit, doc: this.docWrite(commit, !seen.has(commit.agent_id)) });
+        batch.push(commit);
+        seen.add(commit.agent_id);
+      } catch (err) {
+        // A document that is not JSON fails its commit alone.
+        commit.reject(err);
+      }
+    }
+    if (batch.length === 0) return;
+    const args = batchArguments(prepared);
+    let rows: Row[] | undefined;
+    for (let attempt = 1; rows === undefined; attempt += 1) {
+      try {
+        rows = await this.sql.query(this.call, args);
+      } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        if (attempt < ATTEMPTS && typeof code === 'string' && RETRYABLE.has(code)) continue;
+        const error = this.failed(`committing a batch of ${batch.length} (its outcome is unknown: reload the agents)`, err);
+        for (const commit of batch) commit.reject(error);
+        return;
+      }
+    }
+    const byIdx = new Map<number, Row>(rows.map((row) => [Number(row['idx']), row]));
+    batch.forEach((commit, i) => {
+      const result = outcome(prepared[i] as PreparedCommit, byIdx.get(i + 1));
+      if (result instanceof DomainError) {
+        commit.reject(result);
+        return;
+      }
+      this.committed.set(commit.agent_id, { version: result.version, doc: commit.doc });
+      commit.resolve(result);
+    });
+  }
+}

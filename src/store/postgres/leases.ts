@@ -1,0 +1,160 @@
+import { DomainError } from '../../domain/index.js';
+import { assertAgentId } from '../shared/commit-rules.js';
+import { assertHolder, assertTtl, decideAcquire, decideRelease, decideRenew } from '../shared/lease-rules.js';
+import type { AgentLease, AgentLeaseState, HeldAgentLease, Lease, RenewedAgentLeases } from '../store.js';
+import type { Row, SqlClient } from './sql-client.js';
+
+/** A timestamptz as the ISO string the port uses (milliseconds, UTC). */
+const iso = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+const AGENT_LEASE_COLUMNS = `agent_id, holder, fencing_token, ${iso('acquired_at')} AS acquired_at, ${iso('expires_at')} AS expires_at`;
+
+function agentLease(row: Row): AgentLease {
+  return {
+    agent_id: String(row['agent_id']),
+    holder: String(row['holder']),
+    fencing_token: Number(row['fencing_token']),
+    acquired_at: String(row['acquired_at']),
+    expires_at: String(row['expires_at']),
+  };
+}
+
+function storeLease(row: Row | undefined): Lease | null {
+  if (row === undefined) return null;
+  return {
+    holder: String(row['holder']),
+    fencing_token: Number(row['fencing_token']),
+    acquired_at: String(row['acquired_at']),
+    expires_at: String(row['expires_at']),
+  };
+}
+
+/**
+ * The store-wide lease (`store_lease`, one row): the same rules as every store
+ * (`shared/lease-rules.ts`) on the caller's clock, decided in a transaction under an advisory
+ * lock so that two nodes cannot both take one token.
+ */
+export class StoreLeaseTable {
+  constructor(
+    private readonly sql: SqlClient,
+    private readonly s: string,
+    private readonly schema: string,
+  ) {}
+
+  async read(): Promise<Lease | null> {
+    const [row] = await this.sql.query(`SELECT holder, fencing_token, acquired_at, expires_at FROM ${this.s}.store_lease`);
+    return storeLease(row);
+  }
+
+  acquire(holder: string, ttl_ms: number, now: Date): Promise<Lease> {
+    return this.decide((current) => decideAcquire(current, holder, ttl_ms, now)) as Promise<Lease>;
+  }
+
+  renew(lease: Lease, ttl_ms: number, now: Date): Promise<Lease> {
+    return this.decide((current) => decideRenew(current, lease, ttl_ms, now)) as Promise<Lease>;
+  }
+
+  async release(lease: Lease): Promise<void> {
+    await this.decide((current) => decideRelease(current, lease));
+  }
+
+  /** Reads the row, lets `rule` decide, writes what it returns (`null`: nothing). */
+  private decide(rule: (current: Lease | null) => Lease | null): Promise<Lease | null> {
+    return this.sql.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`holon-xstate store lease ${this.schema}`]);
+      const [row] = await tx.query(`SELECT holder, fencing_token, acquired_at, expires_at FROM ${this.s}.store_lease FOR UPDATE`);
+      const next = rule(storeLease(row));
+      if (next !== null) {
+        await tx.query(
+          `INSERT INTO ${this.s}.store_lease (holder, fencing_token, acquired_at, expires_at) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (singleton) DO UPDATE SET holder = EXCLUDED.holder, fencing_token = EXCLUDED.fencing_token,
+             acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at`,
+          [next.holder, next.fencing_token, next.acquired_at, next.expires_at],
+        );
+      }
+      return next === null ? null : { ...next };
+    });
+  }
+}
+
+/**
+ * Agent leases (`agent_leases`, one row per agent ever leased): every decision is one statement
+ * on the database's clock (`statement_timestamp()`, to the millisecond), so nodes with skewed
+ * clocks agree on expiry. A row outlives its release (expired at the epoch), so the next token
+ * is always higher.
+ */
+export class AgentLeaseTable {
+  constructor(
+    private readonly sql: SqlClient,
+    private readonly s: string,
+  ) {}
+
+  async acquire(agent_id: string, holder: string, ttl_ms: number): Promise<AgentLease> {
+    assertAgentId(agent_id);
+    assertHolder(holder);
+    assertTtl(ttl_ms);
+    const [row] = await this.sql.query(
+      `WITH now AS (SELECT date_trunc('milliseconds', statement_timestamp()) AS t)
+       INSERT INTO ${this.s}.agent_leases AS l (agent_id, holder, fencing_token, acquired_at, expires_at)
+       SELECT $1, $2, 1, now.t, now.t + $3 * interval '1 millisecond' FROM now
+       ON CONFLICT (agent_id) DO UPDATE SET
+         holder = EXCLUDED.holder,
+         fencing_token = CASE WHEN l.holder = EXCLUDED.holder THEN l.fencing_token ELSE l.fencing_token + 1 END,
+         acquired_at = CASE WHEN l.holder = EXCLUDED.holder THEN l.acquired_at ELSE EXCLUDED.acquired_at END,
+         expires_at = EXCLUDED.expires_at
+       WHERE l.holder = EXCLUDED.holder OR l.expires_at <= EXCLUDED.acquired_at
+       RETURNING ${AGENT_LEASE_COLUMNS}`,
+      [agent_id, holder, Math.ceil(ttl_ms)],
+    );
+    if (row !== undefined) return agentLease(row);
+    const current = await this.read(agent_id);
+    throw new DomainError(
+      'lease_lost',
+      current === null
+        ? `agent ${agent_id}'s lease changed while acquiring it; try again`
+        : `agent ${agent_id} is leased to ${current.holder} until ${current.expires_at}`,
+      current === null ? {} : { holder: current.holder, expires_at: current.expires_at, fencing_token: current.fencing_token },
+    );
+  }
+
+  async renew(holder: string, leases: HeldAgentLease[], ttl_ms: number): Promise<RenewedAgentLeases> {
+    assertHolder(holder);
+    assertTtl(ttl_ms);
+    for (const lease of leases) assertAgentId(lease.agent_id);
+    if (leases.length === 0) return { renewed: [], lost: [] };
+    // Locked in id order, as a commit batch locks them.
+    const rows = await this.sql.query(
+      `WITH now AS (SELECT date_trunc('milliseconds', statement_timestamp()) AS t),
+       held AS (
+         SELECT l.agent_id FROM ${this.s}.agent_leases l
+         JOIN ROWS FROM (string_to_table($2, E'\\n'), unnest($3::bigint[])) AS r(agent_id, token)
+           ON l.agent_id = r.agent_id AND l.fencing_token = r.token
+         WHERE l.holder = $1
+         ORDER BY l.agent_id FOR UPDATE OF l)
+       UPDATE ${this.s}.agent_leases l SET expires_at = now.t + $4 * interval '1 millisecond'
+       FROM held, now WHERE l.agent_id = held.agent_id
+       RETURNING ${AGENT_LEASE_COLUMNS.replaceAll('agent_id,', 'l.agent_id,')}`,
+      [holder, leases.map((l) => l.agent_id).join('\n'), leases.map((l) => l.fencing_token), Math.ceil(ttl_ms)],
+    );
+    const renewed = rows.map(agentLease);
+    const still = new Set(renewed.map((l) => l.agent_id));
+    return { renewed, lost: leases.map((l) => l.agent_id).filter((id) => !still.has(id)) };
+  }
+
+  async release(lease: AgentLease): Promise<void> {
+    assertAgentId(lease.agent_id);
+    await this.sql.query(
+      `UPDATE ${this.s}.agent_leases SET expires_at = 'epoch' WHERE agent_id = $1 AND holder = $2 AND fencing_token = $3`,
+      [lease.agent_id, lease.holder, lease.fencing_token],
+    );
+  }
+
+  async read(agent_id: string): Promise<AgentLeaseState | null> {
+    assertAgentId(agent_id);
+    const [row] = await this.sql.query(
+      `SELECT ${AGENT_LEASE_COLUMNS}, expires_at > statement_timestamp() AS live FROM ${this.s}.agent_leases WHERE agent_id = $1`,
+      [agent_id],
+    );
+    return row === undefined ? null : { ...agentLease(row), live: row['live'] === true };
+  }
+}
