@@ -404,4 +404,3 @@ export function successors(model: Model, state: ModelState): Outcome[] {
   return out;
 }
 
-export { phaseOf };

@@ -36,4 +36,6 @@ export const FAULT_VARIANTS: readonly FaultVariant[] = [
   // Both layers must fail: the runtime refuses every operation on a terminated agent before its machine sees it.
   { name: 'the agent machine lets Start leave terminated, and the runtime does not refuse it', faults: { acceptTerminated: true }, machines: { agent: terminatedWithWayOut() }, expect: 5 },
   { name: 'recovery restores memory from the recovery point', faults: { recoverFromSnapshot: true }, bounds: { failures: 1 }, expect: 6 },
+  // Either check alone keeps memory: the fence stops a stale writer, the compare-and-set a stale copy.
+  { name: 'commits skip both the fencing check and the compare-and-set', faults: { skipFencing: true, skipCompareAndSet: true }, expect: 6 },
 ];

@@ -188,7 +188,7 @@ export function initialState(model: Model): ModelState {
   };
 }
 
-function cloneDoc(d: Doc): Doc {
+export function cloneDoc(d: Doc): Doc {
   return { a: d.a, c: d.c, t: d.t.map((t) => ({ m: t.m, e: t.e })), q: d.q, m: d.m, snap: d.snap && { m: d.snap.m, intact: d.snap.intact, schemaOk: d.snap.schemaOk }, basis: d.basis, trg: d.trg, refused: d.refused, pendFrom: d.pendFrom };
 }
 
@@ -215,7 +215,6 @@ export function cloneState(s: ModelState): ModelState {
   };
 }
 
-export { cloneDoc };
 
 /**
  * Drops what cannot matter any more, so equal futures share one state. An instance that no longer

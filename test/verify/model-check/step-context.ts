@@ -1,6 +1,6 @@
 import { hasId, type AgentEffect, type SupervisorContext } from '../../../machines/index.js';
 import { Draft } from './draft.js';
-import { AGENTS, INSTANCES, TASK_SLOTS, liveTask, needsRecovery, normalizeDoc, phaseOf, runIdOf, statusOf, type Cell, type Doc, type Model, type ModelState } from './model.js';
+import { AGENTS, liveTask, normalizeDoc, phaseOf, type Cell, type Doc, type Model, type ModelState } from './model.js';
 
 /**
  * The runtime's operations over the abstract store, as `src/runtime/runtime.ts` performs them:
@@ -268,4 +268,3 @@ export function freeSlot(model: Model, doc: Doc): number {
   return doc.t.findIndex((t) => t.m < 0);
 }
 
-export { INSTANCES, TASK_SLOTS, needsRecovery, runIdOf, statusOf };
