@@ -137,7 +137,8 @@ export interface Bounds {
 }
 
 export const CI_BOUNDS: Bounds = { agents: 2, maxToken: 2, crashes: 1, memory: 1, tasks: 1, failures: 0, corruptions: 1, schemaChanges: 1 };
-export const DEEP_BOUNDS: Bounds = { agents: 2, maxToken: 3, crashes: 2, memory: 1, tasks: 2, failures: 1, corruptions: 1, schemaChanges: 1 };
+/** The CI bound with the second task of each agent: two agents, two tasks each. */
+export const DEEP_BOUNDS: Bounds = { ...CI_BOUNDS, tasks: 2 };
 
 /** Deliberate bugs: each one breaks an invariant, and the checker must find it. */
 export interface Faults {
