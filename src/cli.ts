@@ -1,45 +1,62 @@
 #!/usr/bin/env node
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
+import type { Logger } from 'pino';
+import { commandUsage, parseCommandLine, programUsage, UsageError, type CommandSpec, type OptionSpec, type ParsedOptions } from './cli/options.js';
+import { startedByNpm, watchParent } from './cli/parent-watch.js';
 import { buildApp } from './http/app.js';
+import { createLogger, LOG_FORMATS, type LogFormat } from './http/logging.js';
 import { isHeapGrowthPercent, limitHeapGrowth } from './runtime/heap-growth.js';
 import { inspectLog } from './runtime/inspect-log.js';
 import { Runtime } from './runtime/runtime.js';
-import { MIGRATE_DRY_RUN_USAGE, migrateDryRunCommand, REPLAY_HELP, REPLAY_USAGE, replayCommand } from './replay/commands.js';
+import { MIGRATE_DRY_RUN_OPTIONS, REPLAY_COMMAND, runMigrateDryRun, runReplay } from './replay/commands.js';
 import { createStore } from './store/index.js';
 import { parseConnectionUrl } from './store/postgres/connection.js';
 
-const USAGE = `usage: holon-xstate serve [options]
-       holon-xstate migrate --data-dir <dir> [--agent <id>]
-       holon-xstate ${MIGRATE_DRY_RUN_USAGE}
-       holon-xstate ${REPLAY_USAGE}
-
-serve:
-
-  --data-dir <dir>   data directory (default ./data)
-  --store <url>      keep agents in PostgreSQL instead of lowdb in --data-dir (or env
-                     HOLON_DATABASE_URL): postgres://user:password@host:port/database, or
-                     postgres://user@/database?host=/run/postgresql over a unix socket
-  --port <n>         TCP port, 0 = any free port (default 8080)
-  --host <addr>      bind address (default 127.0.0.1; ignored in local mode)
-  --token <secret>   control token (or env HOLON_TOKEN); without one: local mode, 127.0.0.1 only
-  --node-id <id>     lease holder name (default node-<pid>)
-  --log-level <lvl>  fatal|error|warn|info|debug|trace|silent (default info)
-  --inspect-log <f>  append every XState inspection event as JSONL to <f> (offline replay)
-  --heap-growth <p>  let V8's heap grow to only 1 + p/100 times its live data between full
-                     collections (default: V8's own, up to 4x): less memory after bursts, more
-                     collection time (see README)
-
-migrate: rewrites intact snapshots of another schema version at the current one, so an agent
-  whose wake was refused (snapshot_incompatible) can become Active again. Run it with the server
-  stopped (it takes the data directory's write lease).
-  --data-dir <dir>   data directory (default ./data)
-  --agent <id>       only this agent (default: every agent)
-
-${REPLAY_HELP}`;
-
 const LOCAL_HOST = '127.0.0.1';
+/** After a crash the old lease is still unexpired (TTL 10 s): wait it out instead of failing. */
+const LEASE_WAIT_MS = 12_000;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Every command that opens a data directory takes this option. */
+const DATA_DIR: OptionSpec = { type: 'string', value: '<dir>', default: './data', description: 'data directory' };
+
+const leaseWaitNotice = (wait: { wait_ms: number; reason: string }): string =>
+  `waiting up to ${Math.round(wait.wait_ms / 1000)} s for the previous holder's lease (${wait.reason})`;
+
+// ---- serve --------------------------------------------------------------------------------
+
+const SERVE: CommandSpec = {
+  name: 'serve',
+  summary: 'serve the HTTP control plane',
+  description:
+    'Serves the HTTP control plane (the API, its OpenAPI document at /openapi.json) on one data directory, ' +
+    'of which it holds the write lease. SIGTERM or SIGINT closes it cleanly (streams ended, in-flight requests ' +
+    'finished, lease released); so does the exit of the npm that started it.',
+  options: {
+    'data-dir': DATA_DIR,
+    store: {
+      type: 'string',
+      value: '<url>',
+      defaultText: 'env HOLON_DATABASE_URL; none = lowdb in --data-dir',
+      description: 'keep agents in PostgreSQL: postgres://user:password@host:port/database, or postgres://user@/database?host=/run/postgresql over a unix socket',
+    },
+    port: { type: 'string', value: '<n>', default: '8080', description: 'TCP port; 0 = any free port' },
+    host: { type: 'string', value: '<addr>', defaultText: LOCAL_HOST, description: 'bind address; ignored in local mode (no token), which binds 127.0.0.1 only' },
+    token: { type: 'string', value: '<secret>', defaultText: 'env HOLON_TOKEN; none = local mode', description: 'control token: /api/* then needs Authorization: Bearer <secret>' },
+    'node-id': { type: 'string', value: '<id>', defaultText: 'node-<pid>', description: 'lease holder name, shown in /handshake' },
+    'log-level': { type: 'string', value: '<level>', default: 'info', description: `${LOG_LEVELS.join('|')}; info logs one line per request (startup and shutdown notices show at every level but silent)` },
+    'log-format': { type: 'string', value: '<format>', defaultText: 'pretty on a terminal, json otherwise', description: 'json: one pino JSON record per line; pretty: one plain line per record' },
+    'inspect-log': { type: 'string', value: '<file>', defaultText: 'none', description: 'append every XState inspection event as JSONL to <file> (offline replay)' },
+    'heap-growth': {
+      type: 'string',
+      value: '<percent>',
+      defaultText: "V8's own, up to 4x",
+      description: "let V8's heap grow to only 1 + percent/100 times its live data between full collections: less memory after bursts, more collection time (see README)",
+    },
+    'exit-with-parent': { type: 'string', value: '<when>', default: 'auto', description: 'auto|yes|no: shut down when the process that started this one exits; auto = when started by npm or npx' },
+  },
+};
 
 interface ServeConfig {
   dataDir: string;
@@ -50,123 +67,158 @@ interface ServeConfig {
   token: string | undefined;
   nodeId: string | undefined;
   logLevel: string;
+  logFormat: LogFormat;
   inspectLog: string | undefined;
   /** `--heap-growth`, percent; undefined keeps V8's own growth. */
   heapGrowth: number | undefined;
+  exitWithParent: boolean;
   /** Set when local mode overrode a requested --host. */
   ignoredHost: string | undefined;
 }
 
-function parseServeArgs(args: string[], env: NodeJS.ProcessEnv): ServeConfig {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      'data-dir': { type: 'string', default: './data' },
-      store: { type: 'string' },
-      port: { type: 'string', default: '8080' },
-      host: { type: 'string' },
-      token: { type: 'string' },
-      'node-id': { type: 'string' },
-      'log-level': { type: 'string', default: 'info' },
-      'inspect-log': { type: 'string' },
-      'heap-growth': { type: 'string' },
-    },
-  });
-  const storeUrl = values.store ?? (env['HOLON_DATABASE_URL'] || undefined);
+function oneOf(name: string, value: string, allowed: readonly string[]): string {
+  if (!allowed.includes(value)) throw new UsageError(`invalid --${name} '${value}': one of ${allowed.join(', ')}`);
+  return value;
+}
+
+function serveConfig(options: ParsedOptions, env: NodeJS.ProcessEnv): ServeConfig {
+  const portText = options.string('port') ?? '8080';
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port > 65_535) throw new UsageError(`invalid --port '${portText}': a whole number 0-65535`);
+  const heapText = options.string('heap-growth');
+  const heapGrowth = heapText === undefined ? undefined : Number(heapText);
+  if (heapGrowth !== undefined && !isHeapGrowthPercent(heapGrowth)) throw new UsageError(`invalid --heap-growth '${heapText}': a positive whole percent`);
+  const token = options.string('token') ?? (env['HOLON_TOKEN'] || undefined);
+  if (token !== undefined && token.trim() === '') throw new UsageError('the control token must not be blank');
+  const logLevel = oneOf('log-level', options.string('log-level') ?? 'info', LOG_LEVELS);
+  const logFormat = oneOf('log-format', options.string('log-format') ?? (process.stdout.isTTY ? 'pretty' : 'json'), LOG_FORMATS) as LogFormat;
+  const exitWithParent = oneOf('exit-with-parent', options.string('exit-with-parent') ?? 'auto', ['auto', 'yes', 'no']);
+  const storeUrl = options.string('store') ?? (env['HOLON_DATABASE_URL'] || undefined);
   // A malformed URL is a usage error, before anything connects (the message never echoes a password).
-  if (storeUrl !== undefined) parseConnectionUrl(storeUrl);
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`invalid --port ${values.port}`);
-  const heapGrowth = values['heap-growth'] === undefined ? undefined : Number(values['heap-growth']);
-  if (heapGrowth !== undefined && !isHeapGrowthPercent(heapGrowth)) throw new Error(`invalid --heap-growth ${values['heap-growth']}: a positive whole percent`);
-  const token = values.token ?? (env['HOLON_TOKEN'] || undefined);
-  if (token !== undefined && token.trim() === '') throw new Error('the control token must not be blank');
+  if (storeUrl !== undefined) {
+    try {
+      parseConnectionUrl(storeUrl);
+    } catch (error) {
+      throw new UsageError(`invalid --store: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
   // Without a token nothing authenticates /api/*, so only this machine may reach it.
-  const requestedHost = values.host;
+  const requestedHost = options.string('host');
   const host = token === undefined ? LOCAL_HOST : (requestedHost ?? LOCAL_HOST);
+  const inspect = options.string('inspect-log');
   return {
-    dataDir: resolve(values['data-dir']),
+    dataDir: resolve(options.string('data-dir') ?? './data'),
     storeUrl,
     port,
     host,
     token,
-    nodeId: values['node-id'],
-    logLevel: values['log-level'],
-    inspectLog: values['inspect-log'] ? resolve(values['inspect-log']) : undefined,
+    nodeId: options.string('node-id'),
+    logLevel,
+    logFormat,
+    inspectLog: inspect ? resolve(inspect) : undefined,
     heapGrowth,
+    exitWithParent: exitWithParent === 'yes' || (exitWithParent === 'auto' && startedByNpm(env)),
     ignoredHost: token === undefined && requestedHost !== undefined && requestedHost !== LOCAL_HOST ? requestedHost : undefined,
   };
 }
 
-async function serve(config: ServeConfig): Promise<void> {
+async function serve(options: ParsedOptions): Promise<void> {
+  const config = serveConfig(options, process.env);
+  const logger: Logger = createLogger({ level: config.logLevel, format: config.logFormat });
+  // Startup and shutdown notices show at every level (but silent): they are how an operator
+  // learns the address, the mode and why the process stops.
+  const notices = logger.child({}, { level: config.logLevel === 'silent' ? 'silent' : 'info' });
   if (config.heapGrowth !== undefined) limitHeapGrowth(config.heapGrowth);
   const recorder = config.inspectLog ? inspectLog(config.inspectLog) : null;
   const store = config.storeUrl === undefined ? undefined : createStore({ kind: 'postgres', url: config.storeUrl });
   const runtime = await Runtime.open({
     dataDir: config.dataDir,
     ...(store === undefined ? {} : { store }),
-    // After a crash the old lease is still unexpired: wait it out instead of failing.
-    leaseWaitMs: 12_000,
+    leaseWaitMs: LEASE_WAIT_MS,
+    onLeaseWait: (wait) => notices.info(leaseWaitNotice(wait)),
     ...(config.nodeId ? { nodeId: config.nodeId } : {}),
     ...(recorder ? { inspect: recorder.inspect } : {}),
+  }).catch((error: unknown) => {
+    notices.fatal({ err: error }, `holon-xstate: cannot open ${store?.location ?? config.dataDir}: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
   });
   const app = await buildApp({
     runtime,
     auth: config.token === undefined ? {} : { token: config.token },
-    logger: { level: config.logLevel },
+    logger,
     identity: { node_id: runtime.nodeId, store: runtime.storeKind, started_at: runtime.startedAt },
   });
 
-  closeWithGrace({ delay: 10_000, logger: { error: (...args: unknown[]) => console.error(...args) } }, async ({ signal, err }) => {
-    if (err) console.error('holon-xstate: fatal error, shutting down:', err);
-    else console.log(`holon-xstate: ${signal ?? 'shutdown'} received, closing`);
+  closeWithGrace({ delay: 10_000, logger: { error: (...args: unknown[]) => notices.error({ args }, 'shutdown did not finish in time') } }, async ({ signal, err }) => {
+    if (err) notices.fatal({ err }, 'holon-xstate: fatal error, shutting down');
+    else notices.info(`holon-xstate: ${signal ?? 'shutdown'} received, closing`);
     // app.close(): stop accepting, end SSE streams and long polls (preClose), finish in-flight requests.
     await app.close();
     await runtime.close();
     await recorder?.close();
-    console.log('holon-xstate: closed');
+    notices.info('holon-xstate: closed (lease released)');
   });
 
-  let address: string;
-  try {
-    address = await app.listen({ port: config.port, host: config.host });
-  } catch (error) {
-    await runtime.close();
-    throw error;
-  }
   if (config.ignoredHost !== undefined) {
-    console.log(`holon-xstate: local mode (no token): ignoring --host ${config.ignoredHost}, binding ${LOCAL_HOST} only`);
+    notices.info(`holon-xstate: local mode (no token): ignoring --host ${config.ignoredHost}, binding ${LOCAL_HOST} only`);
   }
-  console.log(`holon-xstate listening on ${address}`);
-  console.log(
+  notices.info(
     config.token === undefined
       ? `auth: local (no control token; bound to ${LOCAL_HOST} only)`
       : 'auth: bearer (Authorization: Bearer <token> required on /api/*)',
   );
-  console.log(`data dir: ${config.dataDir}`);
-  if (store !== undefined) console.log(`store: ${store.location}`);
-  console.log(`node id: ${runtime.nodeId}`);
-  if (config.inspectLog) console.log(`inspection log: ${config.inspectLog}`);
-  if (config.heapGrowth !== undefined) console.log(`heap growth: ${config.heapGrowth}% over the live heap`);
+  notices.info(`data dir: ${config.dataDir}`);
+  if (store !== undefined) notices.info(`store: ${store.location}`);
+  notices.info(`node id: ${runtime.nodeId}`);
+  if (config.inspectLog) notices.info(`inspection log: ${config.inspectLog}`);
+  if (config.heapGrowth !== undefined) notices.info(`heap growth: ${config.heapGrowth}% over the live heap`);
+  if (config.exitWithParent) {
+    watchParent((launcher) => {
+      notices.info(`holon-xstate: the process that started this one (pid ${launcher}) exited: shutting down`);
+      process.kill(process.pid, 'SIGTERM');
+    });
+  }
+  // The listening line comes last, once everything above is said. Fastify logs it at info; the
+  // address is followed by a space, so `listening on (\S+)` finds it in a JSON line as in a plain one.
+  const listening = (at: string): string => `holon-xstate listening on ${at} (pid ${process.pid})`;
+  let address: string;
+  try {
+    address = await app.listen({ port: config.port, host: config.host, listenTextResolver: listening });
+  } catch (error) {
+    await runtime.close();
+    notices.fatal({ err: error }, `holon-xstate: cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
+  if (!logger.isLevelEnabled('info')) notices.info(listening(address));
 }
 
-async function migrate(args: string[]): Promise<void> {
-  if (args.includes('--dry-run')) {
-    process.exitCode = await migrateDryRunCommand(args);
-    return;
-  }
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    allowPositionals: false,
-    options: { 'data-dir': { type: 'string', default: './data' }, agent: { type: 'string' } },
+// ---- migrate ------------------------------------------------------------------------------
+
+const MIGRATE: CommandSpec = {
+  name: 'migrate',
+  summary: 'rewrite snapshots of another schema version at the current one',
+  description:
+    'Rewrites intact snapshots of another schema version at the current one, so an agent whose wake was refused ' +
+    '(snapshot_incompatible) can become Active again. Run it with the server stopped: it takes the data ' +
+    "directory's write lease.",
+  options: {
+    'data-dir': DATA_DIR,
+    agent: { type: 'string', value: '<id>', defaultText: 'every agent', description: 'only this agent' },
+    ...MIGRATE_DRY_RUN_OPTIONS,
+  },
+};
+
+async function migrate(options: ParsedOptions): Promise<void> {
+  if (options.flag('dry-run')) return runMigrateDryRun(options);
+  const agent = options.string('agent');
+  const runtime = await Runtime.open({
+    dataDir: resolve(options.string('data-dir') ?? './data'),
+    leaseWaitMs: LEASE_WAIT_MS,
+    onLeaseWait: (wait) => console.error(`holon-xstate: ${leaseWaitNotice(wait)}`),
   });
-  const runtime = await Runtime.open({ dataDir: resolve(values['data-dir']), leaseWaitMs: 12_000 });
   try {
-    const ids: string[] = values.agent ? [values.agent] : [];
-    for (let cursor: string | undefined, first = true; !values.agent && (first || cursor); first = false) {
+    const ids: string[] = agent ? [agent] : [];
+    for (let cursor: string | undefined, first = true; !agent && (first || cursor); first = false) {
       const page = await runtime.listAgents({ limit: 512, ...(cursor ? { cursor } : {}) });
       ids.push(...page.items.map((a) => a.agent_id));
       cursor = page.next_cursor ?? undefined;
@@ -180,34 +232,47 @@ async function migrate(args: string[]): Promise<void> {
   }
 }
 
+// ---- the program --------------------------------------------------------------------------
+
+interface Command {
+  spec: CommandSpec;
+  run: (options: ParsedOptions) => Promise<void>;
+}
+
+/** Every command, in the order the usage lists them: a new command is one more entry. */
+const COMMANDS: readonly Command[] = [
+  { spec: SERVE, run: serve },
+  { spec: MIGRATE, run: migrate },
+  { spec: { ...REPLAY_COMMAND, options: { 'data-dir': DATA_DIR, ...REPLAY_COMMAND.options } }, run: runReplay },
+];
+
+const PROGRAM_USAGE = programUsage(COMMANDS.map((command) => command.spec));
+
+function usageFailure(message: string, usage: string): void {
+  console.error(`holon-xstate: ${message}\n\n${usage}`);
+  process.exitCode = 2;
+}
+
 async function main(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  if (command === '--help' || command === '-h' || command === 'help') {
-    console.log(USAGE);
+  const [name, ...rest] = argv;
+  if (name === '--help' || name === '-h' || name === 'help') {
+    console.log(PROGRAM_USAGE);
     return;
   }
-  if (command === 'migrate') {
-    await migrate(rest);
+  const command = COMMANDS.find((c) => c.spec.name === name);
+  if (!command) {
+    usageFailure(name === undefined ? 'no command given' : `unknown command '${name}'`, PROGRAM_USAGE);
     return;
   }
-  if (command === 'replay') {
-    process.exitCode = await replayCommand(rest);
-    return;
-  }
-  if (command !== 'serve') {
-    console.error(USAGE);
-    process.exitCode = 2;
-    return;
-  }
-  let config: ServeConfig;
+  const usage = commandUsage(command.spec);
   try {
-    config = parseServeArgs(rest, process.env);
+    const parsed = parseCommandLine(command.spec, rest);
+    if (parsed.help) console.log(usage);
+    else await command.run(parsed.options);
   } catch (error) {
-    console.error(`holon-xstate: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
-    process.exitCode = 2;
-    return;
+    if (!(error instanceof UsageError)) throw error;
+    usageFailure(error.message, usage);
   }
-  await serve(config);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -20,4 +20,5 @@ export * from './idempotency.js';
 export * from './clone-json.js';
 export * from './json-equal.js';
 export * from './inspection.js';
+export * from './event-payloads.js';
 export * from './accepts.js';

@@ -4,8 +4,8 @@ import { ClosureDecision, PostureProjection, WaitingReason } from './scheduling.
 import { WaitConditionRecord } from './wait.js';
 import { ExternalTriggerSummary } from './trigger.js';
 
+/** Seed 000 AgentLifecycleHint: delivery hints, not authoritative (the phase is the summary's own `phase`). */
 export const LifecycleHint = z.object({
-  phase: LifecyclePhase,
   accepts_external_messages: z.boolean(),
   operator_hint: z.string().optional(),
 });
@@ -21,7 +21,8 @@ export const AgentSummary = z.object({
     mission: true,
     registry_status: true,
   }),
-  agent: AgentState.omit({ current_work_item_id: true }),
+  /** Seed 000 AgentState; `phase` and `state_version` are the summary's own top-level fields. */
+  agent: AgentState.omit({ current_work_item_id: true, phase: true, state_version: true }),
   scheduling_posture: PostureProjection,
   lifecycle: LifecycleHint,
   model: z.object({ name: z.string(), runner: z.string() }),

@@ -36,12 +36,26 @@ import type { HttpApp, RouteDeps } from './types.js';
 
 const tags = ['agents'];
 
+const resetCallbackPath = (agentId: string): string => `POST /api/control/agents/${encodeURIComponent(agentId)}/reset-callback`;
+
+/** A replayed create cannot show the capability URL again: only its hash was stored. */
+function urlShownOnce(agentId: string): string {
+  return `the capability URL is shown only once, in the first response to this create; ${resetCallbackPath(agentId)} issues a new one (the old one stops working)`;
+}
+
+/** After Start: Stop revoked the agent's capability URLs and Start does not give new ones. */
+function afterStartHint(agent: AgentSummary): string | undefined {
+  if (agent.active_external_triggers.length > 0) return undefined;
+  return `the agent has no active capability URL (Stop revoked them; Start does not restore them): ${resetCallbackPath(agent.identity.agent_id)} for a new default trigger_url, shown once`;
+}
+
 export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void {
   app.post(
     '/api/control/agents',
     {
       schema: {
         tags,
+        operationId: 'createAgent',
         summary: 'Create an agent (Created → Initializing → Active) with its default external trigger',
         headers: IdempotencyHeaders,
         body: CreateAgentRequest,
@@ -54,12 +68,13 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       const created = await runtime.createAgent(request.body, key === undefined ? undefined : { idempotency_key: key });
       if (created.replayed) reply.header('Idempotent-Replay', 'true');
       const capability = created.external_trigger;
+      const agentId = created.agent.identity.agent_id;
       return reply.code(201).send({
         ok: true as const,
-        agent: created.agent,
+        ...created.agent,
         external_trigger:
           capability.token === ''
-            ? { delivery_mode: capability.delivery_mode }
+            ? { delivery_mode: capability.delivery_mode, note: urlShownOnce(agentId) }
             : { trigger_url: triggerUrl(request, capability.delivery_mode, capability.token), delivery_mode: capability.delivery_mode },
       });
     },
@@ -70,6 +85,7 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
     {
       schema: {
         tags,
+        operationId: 'listAgents',
         summary: 'The agent roster, paged; `q` keeps ids containing it (any case), `status` one AgentStatus',
         querystring: AgentListQuery,
         response: { 200: AgentListPage, ...apiErrors() },
@@ -83,6 +99,7 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
     {
       schema: {
         tags,
+        operationId: 'getAgentSummary',
         summary: 'The AgentSummary',
         params: AgentParams,
         querystring: NoQuery,
@@ -97,6 +114,7 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
     {
       schema: {
         tags,
+        operationId: 'getAgentState',
         summary: 'Bounded bootstrap: summary, queue, tasks, timers, work items, waits, triggers',
         params: AgentParams,
         querystring: NoQuery,
@@ -111,6 +129,7 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
     {
       schema: {
         tags,
+        operationId: 'getAgentAccepts',
         summary: "The public events the agent's current state accepts (snapshot.can), each with the requests that send it and their body schemas",
         params: AgentParams,
         querystring: NoQuery,
@@ -126,6 +145,7 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       preValidation: ifMatchIntoBody,
       schema: {
         tags,
+        operationId: 'controlAgent',
         summary: 'Start (hand to the scheduler) or stop the agent',
         params: AgentParams,
         headers: MutationHeaders,
@@ -135,10 +155,11 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       },
     },
     async (request, reply) =>
-      mutation(request, reply, async (options) => ({
-        status: 200,
-        body: { ok: true as const, agent: await runtime.control(request.params.id, request.body, options) },
-      })),
+      mutation(request, reply, async (options) => {
+        const agent = await runtime.control(request.params.id, request.body, options);
+        const hint = request.body.action === 'start' ? afterStartHint(agent) : undefined;
+        return { status: 200, body: { ok: true as const, agent, ...(hint === undefined ? {} : { hint }) } };
+      }),
   );
 
   app.post(
@@ -147,6 +168,7 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       preValidation: ifMatchIntoBody,
       schema: {
         tags,
+        operationId: 'requestTransition',
         summary: 'Request a lifecycle transition (seed-002 protocol); the same transition_id commits once',
         params: AgentParams,
         headers: MutationHeaders,
@@ -168,6 +190,7 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
     {
       schema: {
         tags,
+        operationId: 'listTransitions',
         summary: 'The reason chain: TransitionRecords in commit order',
         params: AgentParams,
         querystring: TransitionsQuery,
@@ -186,6 +209,7 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
     {
       schema: {
         tags,
+        operationId: 'takeSnapshot',
         summary: 'Take a recovery snapshot',
         params: AgentParams,
         headers: MutationHeaders,
@@ -206,6 +230,7 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
     {
       schema: {
         tags,
+        operationId: 'listSnapshots',
         summary: 'Recovery snapshots',
         params: AgentParams,
         querystring: ListQuery,
@@ -220,6 +245,7 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
     {
       schema: {
         tags,
+        operationId: 'getSnapshot',
         summary: 'One recovery snapshot',
         params: SnapshotParams,
         querystring: NoQuery,
@@ -234,6 +260,7 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
     {
       schema: {
         tags,
+        operationId: 'abortCurrentRun',
         summary: 'Abort the current run; the agent ends stopped',
         params: AgentParams,
         headers: MutationHeaders,
@@ -254,6 +281,7 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
     {
       schema: {
         tags,
+        operationId: 'terminateAgent',
         summary: 'Terminate the agent (Terminating → Terminated); idempotent',
         params: AgentParams,
         headers: MutationHeaders,

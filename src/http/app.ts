@@ -1,28 +1,25 @@
-import Fastify, { type FastifyReply, type FastifyRequest, type FastifySchema } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifySchema } from 'fastify';
 import { fastifySSE } from '@fastify/sse';
 import fastifySwagger from '@fastify/swagger';
 import fastifyWebsocket from '@fastify/websocket';
-import {
-  jsonSchemaTransform,
-  jsonSchemaTransformObject,
-  serializerCompiler,
-  validatorCompiler,
-  type ZodTypeProvider,
-} from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { DomainError } from '../domain/index.js';
 import type { RuntimeApi } from '../runtime/api.js';
 import { registerAgentRoutes } from './agents.js';
-import { bearerAuth, isProtectedRoute, type AuthOptions } from './auth.js';
+import { bearerAuth, type AuthOptions } from './auth.js';
 import { callbackRoutes } from './callbacks.js';
-import { clientErrorHandler, enforceEnvelope, errorHandler, notFoundHandler } from './errors.js';
+import { acceptUtf8JsonOnly } from './content-types.js';
+import { clientErrorHandler, enforceEnvelope, errorHandler } from './errors.js';
 import { registerEventRoutes } from './events.js';
 import { limitJsonDepth } from './json-depth.js';
 import { registerHealthRoutes, type RuntimeIdentity } from './health.js';
 import { registerInspectionRoutes } from './inspection.js';
 import { registerInspectorRoutes } from './inspector/routes.js';
-import { loggerOptions, type LoggerConfig } from './logging.js';
+import { echoRequestId, loggerOptions, RequestLog, requestIdGenerator, type LoggerConfig } from './logging.js';
 import { registerMachineRoutes } from './machines.js';
 import { registerMessageRoutes } from './messages.js';
+import { notFoundOrNotAllowed, RouteMethods } from './methods.js';
+import { BEARER_SCHEME, documentObject, documentRoute } from './openapi.js';
 import { ShutdownTracker } from './shutdown.js';
 import { registerTaskRoutes } from './tasks.js';
 import { registerTimerRoutes } from './timers.js';
@@ -37,8 +34,8 @@ export const DEFAULT_BODY_LIMIT = 256 * 1024;
 export interface BuildAppOptions {
   runtime: RuntimeApi;
   auth: AuthOptions;
-  /** Off by default (tests); the CLI passes `{ level: 'info' }`. */
-  logger?: false | LoggerConfig;
+  /** Off by default (tests); a config builds a pino logger, an instance is used as is (the CLI's). */
+  logger?: false | LoggerConfig | FastifyBaseLogger;
   bodyLimit?: number;
   /** SSE comment heartbeat period (default 15 s). */
   sseHeartbeatMs?: number;
@@ -66,26 +63,21 @@ export function shutdownTracker(app: HttpApp): ShutdownTracker | undefined {
   return trackers.get(app);
 }
 
-type OpenApiTransform = typeof jsonSchemaTransform;
-
-/** jsonSchemaTransform, plus the bearer requirement on `/api/*` routes when a token is configured. */
-function documentRoute(bearer: boolean): OpenApiTransform {
-  return (input) => {
-    const out = jsonSchemaTransform(input);
-    if (bearer && isProtectedRoute(input.url) && out.schema && !out.schema['hide']) {
-      return { ...out, schema: { ...out.schema, security: [{ bearer: [] }] } };
-    }
-    return out;
-  };
-}
-
 export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
   const bearer = options.auth.token !== undefined;
+  const logging = options.logger
+    ? isLogger(options.logger)
+      ? { loggerInstance: options.logger }
+      : { logger: loggerOptions(options.logger) }
+    : { logger: false };
   const app: HttpApp = Fastify({
-    logger: options.logger ? loggerOptions(options.logger) : false,
+    ...logging,
+    logController: new RequestLog(),
+    genReqId: requestIdGenerator(),
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     routerOptions: { maxParamLength: 1024 },
-    exposeHeadRoutes: false,
+    // Every GET answers HEAD (RFC 9110 §9.3.2); the SSE routes answer their own HEAD.
+    exposeHeadRoutes: true,
     // A closing server answers through the onRequest hook below, with the envelope.
     return503OnClosing: false,
     clientErrorHandler,
@@ -101,14 +93,20 @@ export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
   trackers.set(app, shutdown);
   const deps: RouteDeps = { runtime: options.runtime, shutdown };
 
+  const methods = new RouteMethods();
   app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const method of methods) routes.push({ method: String(method), url: route.url, schema: route.schema });
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+      methods.add(String(method), route.url);
+      // HEAD routes are GET's twins: not listed (nor documented) as routes of their own.
+      if (String(method) !== 'HEAD') routes.push({ method: String(method), url: route.url, schema: route.schema });
+    }
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler(notFoundHandler);
+  app.setNotFoundHandler(notFoundOrNotAllowed(methods));
+  acceptUtf8JsonOnly(app);
+  app.addHook('onRequest', echoRequestId);
   app.addHook('onSend', enforceEnvelope);
   // Before the hooks that can refuse a request: its own onRequest hook marks an upgrade, so a
   // refused upgrade (401, 503) still has its socket closed once the answer is sent.
@@ -130,10 +128,12 @@ export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
         version: '1.0.0',
         description: 'Durable actor runtime for long-lived agents. Every non-2xx answer is the ErrorEnvelope.',
       },
-      ...(bearer ? { components: { securitySchemes: { bearer: { type: 'http' as const, scheme: 'bearer' } } } } : {}),
+      servers: [{ url: '/', description: 'this server (paths are relative to the address the document was fetched from)' }],
+      // Declared in both modes: optional in local mode, required on /api/* with a control token.
+      components: { securitySchemes: { bearer: BEARER_SCHEME } },
     },
     transform: documentRoute(bearer),
-    transformObject: jsonSchemaTransformObject,
+    transformObject: documentObject(),
   });
   await app.register(fastifySSE, { heartbeatInterval: options.sseHeartbeatMs ?? 15_000 });
 
@@ -153,4 +153,8 @@ export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
   await app.register(async (scope) => callbackRoutes(scope, deps));
 
   return app;
+}
+
+function isLogger(value: LoggerConfig | FastifyBaseLogger): value is FastifyBaseLogger {
+  return typeof (value as Partial<FastifyBaseLogger>).child === 'function';
 }

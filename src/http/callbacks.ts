@@ -38,15 +38,18 @@ export async function callbackRoutes(scope: HttpApp, { runtime }: RouteDeps): Pr
   });
 
   const modes = [
-    ['/callbacks/wake/:token', 'wake_hint', 'Capability wake hint: raw body ≤ 256 KiB → disposition'],
-    ['/callbacks/enqueue/:token', 'enqueue_message', 'Capability enqueue: raw body ≤ 256 KiB → external_event message'],
+    ['/callbacks/wake/:token', 'wake_hint', 'wakeByCapability', 'Capability wake hint: raw body ≤ 256 KiB → disposition'],
+    ['/callbacks/enqueue/:token', 'enqueue_message', 'enqueueByCapability', 'Capability enqueue: raw body ≤ 256 KiB → external_event message'],
   ] as const;
-  for (const [path, mode, summary] of modes) {
+  for (const [path, mode, operationId, summary] of modes) {
     scope.post(
       path,
       {
+        // The route's own limit, so a 413 states the one that applies here.
+        bodyLimit: CALLBACK_BODY_LIMIT,
         schema: {
           tags,
+          operationId,
           summary,
           params: CallbackParams,
           response: { 200: CallbackResponse, ...openErrors(400, 403, 413) },

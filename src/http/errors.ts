@@ -2,13 +2,12 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { DomainError, type ErrorCode, type ErrorEnvelope } from '../domain/index.js';
-import { redactPath } from './logging.js';
 
 /**
  * Every non-2xx answer is `{ok:false, error:{code, message, retryable, details?}}`. Codes outside
  * the domain's `ErrorCode` enum are used only for conditions the domain cannot raise.
  */
-type WireCode = ErrorCode | 'route_not_found' | 'machine_not_found' | 'not_acceptable';
+type WireCode = ErrorCode | 'route_not_found' | 'method_not_allowed' | 'machine_not_found' | 'not_acceptable' | 'unsupported_media_type';
 
 /** A failure only the HTTP layer can have (no domain code fits); mapped like a DomainError. */
 export class HttpError extends Error {
@@ -58,15 +57,35 @@ function validationDetails(error: FastifyError): Record<string, unknown> {
   return { issues };
 }
 
+/** Fastify's client errors (a too-large body and an unsupported media type: see requestSpecific). */
 const FASTIFY_CLIENT_ERRORS: Readonly<Record<string, WireError>> = {
   FST_ERR_CTP_INVALID_JSON_BODY: wire(400, 'invalid_json', 'the body is not valid JSON'),
   FST_ERR_CTP_EMPTY_JSON_BODY: wire(400, 'invalid_json', 'the body is empty but the content type is application/json'),
-  FST_ERR_CTP_BODY_TOO_LARGE: wire(413, 'payload_too_large', 'the body exceeds the size limit'),
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: wire(400, 'invalid_request', 'unsupported content type; send application/json'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: wire(400, 'invalid_request', 'the body size does not match Content-Length'),
-  FST_ERR_CTP_INVALID_TYPE: wire(400, 'invalid_request', 'invalid Content-Type header'),
+  FST_ERR_CTP_INVALID_TYPE: wire(400, 'invalid_request', 'a body needs a Content-Type header: this route takes application/json'),
   FST_ERR_BAD_URL: wire(400, 'invalid_request', 'malformed URL'),
 };
+
+/** Echoed client input is cut short and kept printable. */
+function shown(value: string): string {
+  const printable = value.replace(/[^\x20-\x7e]/g, '?');
+  return printable.length > 80 ? `${printable.slice(0, 80)}...` : printable;
+}
+
+/** Errors whose answer depends on the request: what it sent, and what the route takes. */
+function requestSpecific(code: string | undefined, request: FastifyRequest): WireError | null {
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    const limit = request.routeOptions.bodyLimit;
+    return wire(413, 'payload_too_large', `the body exceeds the limit of ${limit} bytes (${Math.round((limit / 1024) * 10) / 10} KiB)`);
+  }
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    const type = (request.headers['content-type'] ?? '').trim();
+    return type === ''
+      ? wire(400, 'invalid_request', 'a body needs a Content-Type header: this route takes application/json (UTF-8)')
+      : wire(415, 'unsupported_media_type', `unsupported Content-Type '${shown(type)}': this route takes application/json (UTF-8)`);
+  }
+  return null;
+}
 
 function byStatus(status: number): WireError {
   switch (status) {
@@ -78,8 +97,12 @@ function byStatus(status: number): WireError {
       return wire(404, 'route_not_found', 'no such route');
     case 406:
       return wire(406, 'not_acceptable', 'this route only produces text/event-stream');
+    case 405:
+      return wire(405, 'method_not_allowed', 'method not allowed');
     case 413:
       return wire(413, 'payload_too_large', 'the body exceeds the size limit');
+    case 415:
+      return wire(415, 'unsupported_media_type', 'unsupported content type');
     case 503:
       return wire(503, 'runtime_shutting_down', 'the server is shutting down');
     default:
@@ -118,15 +141,10 @@ export function toWireError(error: unknown): WireError & { internal: boolean } {
 }
 
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  const mapped = toWireError(error);
-  if (mapped.internal) request.log.error({ err: error }, 'request failed');
+  const mapped = requestSpecific((error as Partial<FastifyError> | null)?.code, request) ?? toWireError(error);
+  if ('internal' in mapped && mapped.internal) request.log.error({ err: error }, 'request failed');
   if (mapped.status === 401) reply.header('WWW-Authenticate', 'Bearer');
   void reply.code(mapped.status).type('application/json; charset=utf-8').send(mapped.body);
-}
-
-export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): void {
-  const path = redactPath(request.url.split('?')[0] ?? '/');
-  void reply.code(404).send(envelope('route_not_found', `no route ${request.method} ${path}`));
 }
 
 function isEnvelope(value: unknown): boolean {

@@ -1,8 +1,9 @@
+import type { z } from 'zod';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, EventsPage, EventsQuery, type AgentEvent } from '../domain/index.js';
+import { DomainError, EventsQuery, type AgentEvent, type EventsPage } from '../domain/index.js';
 import { HttpError } from './errors.js';
 import { cursorInWindow, relayAgentEvents, relayLiveEvents, type RelayEnd } from './event-relay.js';
-import { AgentParams, apiErrors, EventStreamResponse, NoQuery, StreamHeaders, StreamQuery } from './schemas.js';
+import { AgentParams, apiErrors, EventsPageView, EventStreamResponse, NoQuery, StreamHeaders, StreamQuery } from './schemas.js';
 import type { ShutdownTracker } from './shutdown.js';
 import type { HttpApp, RouteDeps } from './types.js';
 
@@ -73,7 +74,8 @@ async function streamEvents(
   };
   try {
     sse.sendHeaders(200);
-    // The head goes out at once: a client sees the stream open before the first event.
+    // Node holds a written head until the first body write: send it now, so a client sees the
+    // stream open at once and not at the first event or heartbeat (15 s on an idle agent).
     reply.raw.flushHeaders();
     const end = await relay(send, signal);
     if (end === 'lagging') log.info('SSE client lagging: stream closed, the client resumes by Last-Event-ID');
@@ -85,28 +87,59 @@ async function streamEvents(
   }
 }
 
+/**
+ * The page as the wire types it. Every stored event was emitted through `Tx.emit`, whose payload
+ * is typed by EVENT_PAYLOADS, so the envelope's events are the typed union's; the response
+ * serializer checks each one against it again.
+ */
+function typedPage(page: EventsPage): z.input<typeof EventsPageView> {
+  return page as z.input<typeof EventsPageView>;
+}
+
+/** The head of an SSE response, for HEAD requests. */
+function streamHead(reply: FastifyReply): FastifyReply {
+  return reply.code(200).header('content-type', 'text/event-stream').header('cache-control', 'no-cache').send();
+}
+
 export function registerEventRoutes(app: HttpApp, { runtime, shutdown }: RouteDeps): void {
+  /** The resume cursor of a stream request, refused (404 cursor_not_found) outside the retained window. */
+  const checkedCursor = async (request: FastifyRequest, agentId: string, afterSeq: number | undefined): Promise<number | null> => {
+    const after = resumeCursor(request, afterSeq);
+    const window = await runtime.eventsPage(agentId, { limit: 1, order: 'asc' });
+    if (after !== null && !cursorInWindow(after, window)) {
+      throw new DomainError('cursor_not_found', `after_seq ${after} is outside the retained window`, {
+        after_seq: after,
+        oldest_seq: window.oldest_seq,
+        newest_seq: window.newest_seq,
+      });
+    }
+    return after;
+  };
+
   app.get(
     '/api/agents/:id/events',
     {
       schema: {
         tags,
+        operationId: 'listEvents',
         summary: 'A page of the durable event log (after_seq / before_seq exclusive)',
         params: AgentParams,
         querystring: EventsQuery,
-        response: { 200: EventsPage, ...apiErrors(404) },
+        response: { 200: EventsPageView, ...apiErrors(404) },
       },
     },
-    async (request) => runtime.eventsPage(request.params.id, request.query),
+    async (request) => typedPage(await runtime.eventsPage(request.params.id, request.query)),
   );
 
   app.get(
     '/api/agents/:id/events/stream',
     {
       sse: 'only',
+      exposeHeadRoute: false,
       onRequest: requireEventStream,
       schema: {
         tags,
+        operationId: 'streamAgentEvents',
         summary: 'SSE of one agent; resumes after Last-Event-ID or after_seq with no gap and no duplicate',
         params: AgentParams,
         querystring: StreamQuery,
@@ -116,28 +149,36 @@ export function registerEventRoutes(app: HttpApp, { runtime, shutdown }: RouteDe
     },
     async (request, reply) => {
       const agentId = request.params.id;
-      const after = resumeCursor(request, request.query.after_seq);
-      const window = await runtime.eventsPage(agentId, { limit: 1, order: 'asc' });
-      if (after !== null && !cursorInWindow(after, window)) {
-        throw new DomainError('cursor_not_found', `after_seq ${after} is outside the retained window`, {
-          after_seq: after,
-          oldest_seq: window.oldest_seq,
-          newest_seq: window.newest_seq,
-        });
-      }
+      const after = await checkedCursor(request, agentId, request.query.after_seq);
       await streamEvents(reply, shutdown, request.log, (send, signal) =>
         relayAgentEvents({ source: runtime, agentId, after, send, signal }),
       );
     },
   );
 
+  // HEAD answers what GET would (the same refusals, or the stream's headers) without opening it.
+  app.head(
+    '/api/agents/:id/events/stream',
+    { onRequest: requireEventStream, schema: { params: AgentParams, querystring: StreamQuery, headers: StreamHeaders } },
+    async (request, reply) => {
+      await checkedCursor(request, request.params.id, request.query.after_seq);
+      return streamHead(reply);
+    },
+  );
+
+  app.head('/api/events/stream', { onRequest: requireEventStream, schema: { querystring: NoQuery } }, async (_request, reply) =>
+    streamHead(reply),
+  );
+
   app.get(
     '/api/events/stream',
     {
       sse: 'only',
+      exposeHeadRoute: false,
       onRequest: requireEventStream,
       schema: {
         tags,
+        operationId: 'streamAllEvents',
         summary: 'Live SSE across all agents; no replay',
         querystring: NoQuery,
         response: { 200: EventStreamResponse, ...apiErrors(406) },

@@ -53,6 +53,7 @@ export function registerHealthRoutes(app: HttpApp, { runtime }: RouteDeps, optio
     {
       schema: {
         tags,
+        operationId: 'getHandshake',
         summary: 'Protocol, auth mode and runtime identity',
         querystring: NoQuery,
         response: { 200: HandshakeResponse, ...openErrors() },
@@ -79,6 +80,7 @@ export function registerHealthRoutes(app: HttpApp, { runtime }: RouteDeps, optio
     {
       schema: {
         tags,
+        operationId: 'getHealth',
         summary: 'Process alive (200 while serving)',
         querystring: NoQuery,
         response: { 200: HealthResponse, ...openErrors() },
@@ -92,6 +94,7 @@ export function registerHealthRoutes(app: HttpApp, { runtime }: RouteDeps, optio
     {
       schema: {
         tags,
+        operationId: 'getReadiness',
         summary: 'Readiness: process, lease, dependencies, progress; 503 (envelope with the readiness in details) when not ready',
         querystring: NoQuery,
         response: { 200: Readiness, ...openErrors() },
@@ -119,6 +122,7 @@ export function registerHealthRoutes(app: HttpApp, { runtime }: RouteDeps, optio
     {
       schema: {
         tags,
+        operationId: 'getOpenApiDocument',
         summary: 'This OpenAPI 3.1 document',
         querystring: NoQuery,
         response: { 200: OpenApiDocument, ...openErrors() },

@@ -146,6 +146,7 @@ export function registerInspectionRoutes(app: HttpApp, { runtime, shutdown }: Ro
     preHandler: agentExists,
     schema: {
       tags,
+      operationId: 'streamAgentInspection',
       summary:
         "The inspection events of the agent's actors (@statelyai/inspect format), starting with the live actors as they are now: a WebSocket on upgrade (e.g. createWebSocketReceiver), else SSE (Accept: text/event-stream)",
       params: AgentParams,
@@ -165,6 +166,7 @@ export function registerInspectionRoutes(app: HttpApp, { runtime, shutdown }: Ro
     {
       schema: {
         tags,
+        operationId: 'getAcceptedEventsForInspector',
         summary: 'The events each of the agent\'s actors accepts in its current state, read from the machines (guards named, `enabled` = can())',
         params: AgentParams,
         querystring: NoQuery,

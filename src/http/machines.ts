@@ -42,6 +42,7 @@ export function registerMachineRoutes(app: HttpApp, { runtime }: RouteDeps): voi
     {
       schema: {
         tags,
+        operationId: 'listMachines',
         summary: 'Every machine: name, state and transition counts',
         querystring: NoQuery,
         response: { 200: MachineList, ...apiErrors() },
@@ -60,6 +61,7 @@ export function registerMachineRoutes(app: HttpApp, { runtime }: RouteDeps): voi
     {
       schema: {
         tags,
+        operationId: 'getMachine',
         summary: "The machine definition as XState's JSON, plus Mermaid stateDiagram-v2 text",
         params: MachineParams,
         querystring: NoQuery,
@@ -78,6 +80,7 @@ export function registerMachineRoutes(app: HttpApp, { runtime }: RouteDeps): voi
     {
       schema: {
         tags,
+        operationId: 'getActorTree',
         summary: 'The live actor tree under the supervisor: ids, machine, state value',
         params: AgentParams,
         querystring: NoQuery,

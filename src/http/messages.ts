@@ -56,6 +56,7 @@ export function registerMessageRoutes(app: HttpApp, { runtime }: RouteDeps): voi
     {
       schema: {
         tags,
+        operationId: 'promptAgent',
         summary: 'Operator input (priority interject); a stopped agent answers 409 agent_stopped',
         params: AgentParams,
         headers: MutationHeaders,
@@ -77,6 +78,7 @@ export function registerMessageRoutes(app: HttpApp, { runtime }: RouteDeps): voi
       preValidation: enqueuePolicy,
       schema: {
         tags,
+        operationId: 'enqueueMessage',
         summary: 'Public ingress: channel/webhook events only; runtime-owned kinds, interject or authority_class → 403',
         params: AgentParams,
         headers: MutationHeaders,
@@ -97,6 +99,7 @@ export function registerMessageRoutes(app: HttpApp, { runtime }: RouteDeps): voi
     {
       schema: {
         tags,
+        operationId: 'wakeAgent',
         summary: 'Wake hint → triggered | coalesced | ignored',
         params: AgentParams,
         headers: MutationHeaders,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import {
   StateAccepts,
   ActorNode,
-  AgentEvent,
+  AgentAccepts,
   AgentId,
   AgentListEntry,
   AgentStateView,
@@ -24,40 +24,47 @@ import {
   TransitionRecord,
   TurnClaim,
   TurnOffer,
+  TypedAgentEvent,
   WaitConditionRecord,
   WakeResult,
   WorkItemView,
 } from '../domain/index.js';
+import { InspectorChart } from './inspector/charts.js';
 
 /**
  * Wire schemas of the HTTP layer. Entity schemas are registered in zod's global registry under
  * unique ids so the OpenAPI document `$ref`s them (`#/components/schemas/<id>`). The registry does
  * not reject duplicate ids (a duplicate silently re-points every `$ref`), so every id lives here.
  */
-const COMPONENTS: ReadonlyArray<readonly [z.ZodType, string]> = [
-  [ErrorEnvelope, 'ErrorEnvelope'],
-  [AgentSummary, 'AgentSummary'],
-  [AgentListEntry, 'AgentListEntry'],
-  [AgentStateView, 'AgentStateView'],
-  [TransitionRecord, 'TransitionRecord'],
-  [Snapshot, 'Snapshot'],
-  [MessageEnvelope, 'MessageEnvelope'],
-  [WorkItemView, 'WorkItemView'],
-  [WaitConditionRecord, 'WaitConditionRecord'],
-  [TimerRecord, 'TimerRecord'],
-  [TaskRecord, 'TaskRecord'],
-  [TaskOutputResult, 'TaskOutputResult'],
-  [ExternalTriggerSummary, 'ExternalTriggerSummary'],
-  [AgentEvent, 'AgentEvent'],
-  [EventsPage, 'EventsPage'],
-  [TurnOffer, 'TurnOffer'],
-  [TurnClaim, 'TurnClaim'],
-  [Readiness, 'Readiness'],
-  [ActorNode, 'ActorNode'],
-  [StateAccepts, 'StateAccepts'],
+/** The events page as clients see it: each event typed by its `type` (see TypedAgentEvent). */
+export const EventsPageView = EventsPage.extend({ events: z.array(TypedAgentEvent) });
+
+const COMPONENTS: ReadonlyArray<readonly [z.ZodType, string, string]> = [
+  [ErrorEnvelope, 'ErrorEnvelope', 'Every non-2xx answer: `{ok:false, error:{code, message, retryable, details?}}`'],
+  [AgentSummary, 'AgentSummary', "The agent's AgentSummary, assembled now from its records (docs/agent-summary.md)"],
+  [AgentListEntry, 'AgentListEntry', 'One agent of the roster'],
+  [AgentStateView, 'AgentStateView', 'Bounded bootstrap of one agent: summary, queue, tasks, timers, work items, waits, triggers'],
+  [TransitionRecord, 'TransitionRecord', 'A committed lifecycle transition (seed 002), with its logged phases'],
+  [Snapshot, 'Snapshot', 'A recovery snapshot (seed-002 tree, schema_version, checksum)'],
+  [MessageEnvelope, 'MessageEnvelope', 'A queued message'],
+  [WorkItemView, 'WorkItemView', 'A work item with its derived scheduling state'],
+  [WaitConditionRecord, 'WaitConditionRecord', 'A wait condition'],
+  [TimerRecord, 'TimerRecord', 'A durable timer'],
+  [TaskRecord, 'TaskRecord', 'A task (seed 004)'],
+  [TaskOutputResult, 'TaskOutputResult', "The task's bounded output preview, its artifact and whether it was truncated"],
+  [ExternalTriggerSummary, 'ExternalTriggerSummary', 'An external trigger: id, delivery mode, status (never the token)'],
+  [TypedAgentEvent, 'AgentEvent', "One event of an agent's durable log, discriminated by `type`"],
+  [EventsPageView, 'EventsPage', "A page of the agent's event log with the retained window's bounds"],
+  [TurnOffer, 'TurnOffer', 'A turn offered to an HTTP worker'],
+  [TurnClaim, 'TurnClaim', 'A turn claimed by an HTTP worker: its run, claim, lease and messages'],
+  [Readiness, 'Readiness', 'Readiness: process, lease, dependencies, progress'],
+  [ActorNode, 'ActorNode', "The agent's live actor tree"],
+  [AgentAccepts, 'AgentAccepts', "The events each of the agent's actors accepts in its current state, read from the machines"],
+  [StateAccepts, 'StateAccepts', 'The public events the agent\'s current state accepts (snapshot.can), where each leads, and the requests that send it'],
+  [InspectorChart, 'InspectorChart', "A machine's drawing with the map from its states and transitions to the drawing's nodes and edges"],
 ];
-for (const [schema, id] of COMPONENTS) {
-  if (!z.globalRegistry.has(schema)) z.globalRegistry.add(schema, { id });
+for (const [schema, id, description] of COMPONENTS) {
+  if (!z.globalRegistry.has(schema)) z.globalRegistry.add(schema, { id, description });
 }
 
 const okTrue = z.literal(true);
@@ -104,16 +111,28 @@ export const TransitionsQuery = z
 
 // ---- responses ----------------------------------------------------------------------------
 
-export const AgentResponse = z.object({ ok: okTrue, agent: AgentSummary }).meta({ id: 'AgentResponse' });
+export const AgentResponse = z
+  .object({
+    ok: okTrue,
+    agent: AgentSummary,
+    hint: z.string().optional().describe('What to do next, when there is something to say (after Start: how to get a new capability URL)'),
+  })
+  .meta({ id: 'AgentResponse', description: 'The agent after the operation: `agent` is its AgentSummary' });
 
-/** `trigger_url` is absent when the runtime cannot show the token again (a replayed create). */
+/** `trigger_url` is absent when the runtime cannot show the token again (a replayed create); `note` then says so. */
 export const CapabilityUrl = z
-  .object({ trigger_url: z.string().optional(), delivery_mode: DeliveryMode })
-  .meta({ id: 'CapabilityUrl' });
+  .object({
+    trigger_url: z.string().optional().describe('The capability URL; only in the first response of a create'),
+    delivery_mode: DeliveryMode,
+    note: z.string().optional().describe('Why there is no `trigger_url`, and how to get a new one'),
+  })
+  .meta({ id: 'CapabilityUrl', description: 'The default capability URL of a new agent' });
 
-export const CreateAgentResponse = z
-  .object({ ok: okTrue, agent: AgentSummary, external_trigger: CapabilityUrl })
-  .meta({ id: 'CreateAgentResponse' });
+/** The create response: the AgentSummary's fields at the top level (no `agent.agent`), plus the capability. */
+export const CreateAgentResponse = AgentSummary.extend({ ok: okTrue, external_trigger: CapabilityUrl }).meta({
+  id: 'CreateAgentResponse',
+  description: "The new agent: its AgentSummary's fields, and its default capability URL (shown only in the first response)",
+});
 
 /** `trigger_url` is shown once: a replayed response cannot show it again (the token is never stored). */
 export const TriggerCreatedResponse = z
@@ -123,38 +142,43 @@ export const TriggerCreatedResponse = z
     delivery_mode: DeliveryMode,
     trigger_url: z.string().optional(),
   })
-  .meta({ id: 'TriggerCreatedResponse' });
+  .meta({ id: 'TriggerCreatedResponse', description: 'The new capability: its trigger, and its `trigger_url` (shown only in this response)' });
 
-export const TriggerResponse = ExternalTriggerSummary.extend({ ok: okTrue }).meta({ id: 'TriggerResponse' });
+export const TriggerResponse = ExternalTriggerSummary.extend({ ok: okTrue }).meta({ id: 'TriggerResponse', description: 'The trigger after the operation' });
 
 /** The contract's TaskStatus: the task record plus `task_id` (= `id`). */
-export const TaskStatusView = TaskRecord.extend({ task_id: z.string() }).meta({ id: 'TaskStatus' });
-export const TaskStatusResponse = TaskStatusView.extend({ ok: okTrue }).meta({ id: 'TaskStatusResponse' });
-export const TaskInputResponse = TaskInputResult.extend({ ok: okTrue }).meta({ id: 'TaskInputResponse' });
-export const TaskStopResponse = TaskStopResult.extend({ ok: okTrue }).meta({ id: 'TaskStopResponse' });
+export const TaskStatusView = TaskRecord.extend({ task_id: z.string() }).meta({ id: 'TaskStatus', description: 'TaskStatus: the task record plus `task_id`' });
+export const TaskStatusResponse = TaskStatusView.extend({ ok: okTrue }).meta({ id: 'TaskStatusResponse', description: 'The task created: its TaskStatus' });
+export const TaskInputResponse = TaskInputResult.extend({ ok: okTrue }).meta({ id: 'TaskInputResponse', description: 'The input written to the task' });
+export const TaskStopResponse = TaskStopResult.extend({ ok: okTrue }).meta({ id: 'TaskStopResponse', description: 'The task after the stop request' });
 
-export const TransitionResponse = TransitionRecord.extend({ ok: okTrue }).meta({ id: 'TransitionResponse' });
-export const SnapshotResponse = Snapshot.extend({ ok: okTrue }).meta({ id: 'SnapshotResponse' });
-export const MessageAcceptedResponse = MessageAccepted.extend({ ok: okTrue }).meta({ id: 'MessageAcceptedResponse' });
-export const WakeResponse = WakeResult.extend({ ok: okTrue }).meta({ id: 'WakeResponse' });
-export const WorkItemResponse = WorkItemView.extend({ ok: okTrue }).meta({ id: 'WorkItemResponse' });
-export const WaitResponse = WaitConditionRecord.extend({ ok: okTrue }).meta({ id: 'WaitResponse' });
-export const TimerResponse = TimerRecord.extend({ ok: okTrue }).meta({ id: 'TimerResponse' });
-export const CallbackResponse = CallbackResult.extend({ ok: okTrue }).meta({ id: 'CallbackResponse' });
+export const TransitionResponse = TransitionRecord.extend({ ok: okTrue }).meta({ id: 'TransitionResponse', description: 'The committed TransitionRecord (the same record again for a repeated transition_id)' });
+export const SnapshotResponse = Snapshot.extend({ ok: okTrue }).meta({ id: 'SnapshotResponse', description: 'The snapshot taken' });
+export const MessageAcceptedResponse = MessageAccepted.extend({ ok: okTrue }).meta({ id: 'MessageAcceptedResponse', description: 'The message, durable in the inbox (accepting never waits for a turn)' });
+export const WakeResponse = WakeResult.extend({ ok: okTrue }).meta({ id: 'WakeResponse', description: 'What the wake hint did: triggered, coalesced or ignored' });
+export const WorkItemResponse = WorkItemView.extend({ ok: okTrue }).meta({ id: 'WorkItemResponse', description: 'The work item after the operation' });
+export const WaitResponse = WaitConditionRecord.extend({ ok: okTrue }).meta({ id: 'WaitResponse', description: 'The wait condition after the operation' });
+export const TimerResponse = TimerRecord.extend({ ok: okTrue }).meta({ id: 'TimerResponse', description: 'The timer after the operation' });
+export const CallbackResponse = CallbackResult.extend({ ok: okTrue }).meta({ id: 'CallbackResponse', description: 'The delivery: its id and what it did' });
 export const AbortRunResponse = z
   .object({ ok: okTrue, agent_id: z.string(), run_id: z.string(), aborted: z.literal(true) })
-  .meta({ id: 'AbortRunResponse' });
+  .meta({ id: 'AbortRunResponse', description: 'The run aborted; the agent ends stopped' });
 
-export const TurnClaimResponse = TurnClaim.extend({ ok: okTrue, summary: AgentSummary }).meta({ id: 'TurnClaimResponse' });
+export const TurnClaimResponse = TurnClaim.extend({ ok: okTrue, summary: AgentSummary }).meta({
+  id: 'TurnClaimResponse',
+  description: 'The turn claimed: its run, claim, lease, messages and the agent summary',
+});
 export const TurnHeartbeatResponse = z
   .object({ ok: okTrue, run_id: z.string(), claim_id: z.string(), lease_expires_at: z.string() })
-  .meta({ id: 'TurnHeartbeatResponse' });
+  .meta({ id: 'TurnHeartbeatResponse', description: "The turn's lease, extended" });
 export const TurnCompleteResponse = z
   .object({ ok: okTrue, run_id: z.string(), applied: z.boolean() })
-  .meta({ id: 'TurnCompleteResponse' });
+  .meta({ id: 'TurnCompleteResponse', description: 'Whether the actions were applied (at most once per run)' });
 
 function page<T extends z.ZodType>(item: T, id: string) {
-  return z.object({ items: z.array(item), next_cursor: z.string().nullable() }).meta({ id });
+  return z
+    .object({ items: z.array(item), next_cursor: z.string().nullable() })
+    .meta({ id, description: `A page of ${id.replace(/Page$/, '')} items; \`next_cursor\` continues it (null at the end)` });
 }
 export const AgentListPage = page(AgentListEntry, 'AgentListPage');
 export const TransitionPage = page(TransitionRecord, 'TransitionPage');
@@ -165,10 +189,11 @@ export const TaskPage = page(TaskStatusView, 'TaskPage');
 
 export const MachineSummaryView = z
   .object({ name: z.string(), states: z.number().int().nonnegative(), transitions: z.number().int().nonnegative() })
-  .meta({ id: 'MachineSummary' });
-export const MachineList = z.object({ items: z.array(MachineSummaryView) }).meta({ id: 'MachineList' });
+  .meta({ id: 'MachineSummary', description: 'A machine: name, state and transition counts' });
+export const MachineList = z.object({ items: z.array(MachineSummaryView) }).meta({ id: 'MachineList', description: 'Every machine of the registry' });
 export const MachineDetail = MachineSummaryView.extend({ definition: z.unknown(), mermaid: z.string() }).meta({
   id: 'MachineDetail',
+  description: 'The machine definition (XState JSON) and its Mermaid diagram',
 });
 
 export const HandshakeResponse = z
@@ -179,9 +204,9 @@ export const HandshakeResponse = z
     capabilities: z.array(z.string()),
     runtime: z.object({ node_id: z.string(), store: z.string(), started_at: z.string() }),
   })
-  .meta({ id: 'Handshake' });
-export const HealthResponse = z.object({ ok: okTrue, uptime_s: z.number() }).meta({ id: 'Health' });
-export const OpenApiDocument = z.record(z.string(), z.unknown()).meta({ id: 'OpenApiDocument' });
+  .meta({ id: 'Handshake', description: 'Protocol, auth mode, capabilities and runtime identity' });
+export const HealthResponse = z.object({ ok: okTrue, uptime_s: z.number() }).meta({ id: 'Health', description: 'The process is alive' });
+export const OpenApiDocument = z.record(z.string(), z.unknown()).meta({ id: 'OpenApiDocument', description: 'This OpenAPI 3.1 document' });
 
 /** The SSE response, documented as its media type (the body is never serialized by Fastify). */
 export const EventStreamResponse = {

@@ -45,6 +45,7 @@ export function registerTaskRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
+        operationId: 'execCommand',
         summary: 'ExecCommand: a CommandTask running `cmd` with /bin/sh -c',
         params: AgentParams,
         headers: MutationHeaders,
@@ -65,6 +66,7 @@ export function registerTaskRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
+        operationId: 'invokeAgent',
         summary: 'InvokeAgent: an ActorInvocation task whose result re-enters the parent',
         params: AgentParams,
         headers: MutationHeaders,
@@ -85,6 +87,7 @@ export function registerTaskRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
+        operationId: 'listTasks',
         summary: 'ListTasks: non-terminal tasks only',
         params: AgentParams,
         querystring: ListQuery,
@@ -99,6 +102,7 @@ export function registerTaskRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
+        operationId: 'getTask',
         summary: 'TaskStatus snapshot (terminal tasks too)',
         params: TaskParams,
         querystring: NoQuery,
@@ -113,6 +117,7 @@ export function registerTaskRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
+        operationId: 'getTaskOutput',
         summary: 'Bounded output preview; block=true waits for new output or the end, up to timeout_ms',
         params: TaskParams,
         querystring: TaskOutputQuery,
@@ -128,6 +133,7 @@ export function registerTaskRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
+        operationId: 'getTaskArtifact',
         summary: 'The full output, streamed',
         params: TaskParams,
         querystring: NoQuery,
@@ -145,6 +151,7 @@ export function registerTaskRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
+        operationId: 'sendTaskInput',
         summary: 'Write to stdin (only tasks created with accepts_input:true, while running)',
         params: TaskParams,
         headers: MutationHeaders,
@@ -165,6 +172,7 @@ export function registerTaskRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
+        operationId: 'stopTask',
         summary: 'Running → Cancelling → Cancelled (SIGTERM, grace, SIGKILL); idempotent',
         params: TaskParams,
         headers: MutationHeaders,

@@ -21,6 +21,7 @@ export function registerTimerRoutes(app: HttpApp, { runtime }: RouteDeps): void 
     {
       schema: {
         tags,
+        operationId: 'createTimer',
         summary: 'A durable timer: fires once (or per interval), never twice for one due time',
         params: AgentParams,
         headers: MutationHeaders,
@@ -41,6 +42,7 @@ export function registerTimerRoutes(app: HttpApp, { runtime }: RouteDeps): void 
     {
       schema: {
         tags,
+        operationId: 'cancelTimer',
         summary: 'Cancel a timer (idempotent; a completed timer → 400 timer_completed)',
         params: TimerParams,
         headers: MutationHeaders,
@@ -61,6 +63,7 @@ export function registerTimerRoutes(app: HttpApp, { runtime }: RouteDeps): void 
     {
       schema: {
         tags,
+        operationId: 'listTimers',
         summary: 'Timers',
         params: AgentParams,
         querystring: ListQuery,
@@ -75,6 +78,7 @@ export function registerTimerRoutes(app: HttpApp, { runtime }: RouteDeps): void 
     {
       schema: {
         tags,
+        operationId: 'getTimer',
         summary: 'One timer',
         params: TimerParams,
         querystring: NoQuery,

@@ -36,6 +36,7 @@ export function registerTriggerRoutes(app: HttpApp, { runtime }: RouteDeps): voi
     {
       schema: {
         tags,
+        operationId: 'createTrigger',
         summary: 'Create a capability URL (trigger_url is shown only in this response)',
         params: AgentParams,
         headers: MutationHeaders,
@@ -53,6 +54,7 @@ export function registerTriggerRoutes(app: HttpApp, { runtime }: RouteDeps): voi
     {
       schema: {
         tags,
+        operationId: 'revokeTrigger',
         summary: 'Revoke a capability; its URL answers 403 afterwards',
         params: TriggerParams,
         headers: MutationHeaders,
@@ -73,6 +75,7 @@ export function registerTriggerRoutes(app: HttpApp, { runtime }: RouteDeps): voi
     {
       schema: {
         tags,
+        operationId: 'resetCallback',
         summary: 'Rotate the default capability: the old URL stops working, the new one is shown once',
         params: AgentParams,
         headers: MutationHeaders,

@@ -21,6 +21,7 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
+        operationId: 'claimTurn',
         summary: 'Long-poll for a turn of an http_worker agent; 204 when none is offered within wait_ms',
         body: ClaimTurnRequest.nullish(),
         querystring: NoQuery,
@@ -54,6 +55,7 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
+        operationId: 'heartbeatTurn',
         summary: 'Extend the turn lease of claim_id; 409 lease_lost once it expired or the turn was offered again',
         params: RunParams,
         body: HeartbeatTurnRequest,
@@ -69,6 +71,7 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
     {
       schema: {
         tags,
+        operationId: 'completeTurn',
         summary: "Apply the turn's actions as one committed transition (at most once); claim_id must still hold the turn",
         params: RunParams,
         headers: IdempotencyHeaders,

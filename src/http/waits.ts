@@ -19,6 +19,7 @@ export function registerWaitRoutes(app: HttpApp, { runtime }: RouteDeps): void {
     {
       schema: {
         tags,
+        operationId: 'createWait',
         summary: "WaitFor from outside a turn; replaces the owner's previous wait",
         params: AgentParams,
         headers: MutationHeaders,
@@ -39,6 +40,7 @@ export function registerWaitRoutes(app: HttpApp, { runtime }: RouteDeps): void {
     {
       schema: {
         tags,
+        operationId: 'cancelWait',
         summary: 'Cancel a wait',
         params: WaitParams,
         headers: MutationHeaders,

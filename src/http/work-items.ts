@@ -20,6 +20,7 @@ export function registerWorkItemRoutes(app: HttpApp, { runtime }: RouteDeps): vo
     {
       schema: {
         tags,
+        operationId: 'createWorkItem',
         summary: 'Create an open work item (does not change focus)',
         params: AgentParams,
         headers: MutationHeaders,
@@ -40,6 +41,7 @@ export function registerWorkItemRoutes(app: HttpApp, { runtime }: RouteDeps): vo
     {
       schema: {
         tags,
+        operationId: 'updateWorkItem',
         summary: 'Update objective, plan status or blocker',
         params: WorkItemParams,
         headers: MutationHeaders,
@@ -63,6 +65,7 @@ export function registerWorkItemRoutes(app: HttpApp, { runtime }: RouteDeps): vo
     {
       schema: {
         tags,
+        operationId: 'pickWorkItem',
         summary: 'Make the work item current',
         params: WorkItemParams,
         headers: MutationHeaders,
@@ -86,6 +89,7 @@ export function registerWorkItemRoutes(app: HttpApp, { runtime }: RouteDeps): vo
     {
       schema: {
         tags,
+        operationId: 'completeWorkItem',
         summary: 'Complete the work item with a report',
         params: WorkItemParams,
         headers: MutationHeaders,
@@ -109,6 +113,7 @@ export function registerWorkItemRoutes(app: HttpApp, { runtime }: RouteDeps): vo
     {
       schema: {
         tags,
+        operationId: 'listWorkItems',
         summary: 'Work items with their derived scheduling state',
         params: AgentParams,
         querystring: ListQuery,
@@ -123,6 +128,7 @@ export function registerWorkItemRoutes(app: HttpApp, { runtime }: RouteDeps): vo
     {
       schema: {
         tags,
+        operationId: 'getWorkItem',
         summary: 'One work item with its derived scheduling state',
         params: WorkItemParams,
         querystring: NoQuery,

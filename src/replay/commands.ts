@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import type { CommandSpec, ParsedOptions } from '../cli/options.js';
 import type { AgentEvent } from '../domain/index.js';
 import { CommittedView } from '../store/lowdb/read-committed.js';
 import { loadMachines } from './machines-module.js';
@@ -12,18 +12,30 @@ import { replayTransitions, type ReplayReport } from './replay.js';
  * beside a serving runtime as well as on a stopped one. Exit codes: 0 nothing found, 1 a
  * divergence or an agent that needs migrating, 2 a usage error.
  */
-export const REPLAY_USAGE = 'replay <agent-id> [--data-dir <dir>] [--machines <module>] [--json]';
-export const MIGRATE_DRY_RUN_USAGE = 'migrate --dry-run [--data-dir <dir>] [--agent <id>] [--machines <module>] [--json]';
+/** `holon-xstate replay`: the command table entry (src/cli.ts adds the shared --data-dir). */
+export const REPLAY_COMMAND: CommandSpec = {
+  name: 'replay',
+  summary: "replay an agent's recorded transitions through the machines",
+  description:
+    "Feeds the agent's recorded transitions through the pure machines (no effects are performed) and reports the first " +
+    'one they do not reproduce (exit 1), or that none does (exit 0). With --machines, another version of the machines: ' +
+    'the check before an upgrade. Reads the committed state without the lease, so it runs beside a serving runtime.',
+  argument: { name: '<agent-id>', description: 'the agent to replay' },
+  options: {
+    machines: { type: 'string', value: '<module>', defaultText: "this build's", description: 'a module exporting `machines` like machines/index.ts, or `agentMachine` (.ts under tsx, .js otherwise)' },
+    json: { type: 'boolean', description: 'print the report as one JSON object' },
+  },
+};
 
-/** Both commands, for the CLI's usage text. */
-export const REPLAY_HELP = `replay: feeds the agent's recorded transitions through the pure machines (no effects performed)
-  and reports the first one they do not reproduce (exit 1), or that none does (exit 0).
-  --machines <module>  another version of the machines: a module exporting \`machines\` like
-                       machines/index.ts, or \`agentMachine\` (the check before an upgrade)
-
-migrate --dry-run: lists the agents whose persisted state the machines do not have, or whose
-  recovery point would be refused, with what migrate would do for each (exit 1 when any); writes
-  nothing. Both read the committed state without the lease, so they run beside a serving runtime.`;
+/** The options `migrate` takes for its dry run. */
+export const MIGRATE_DRY_RUN_OPTIONS: CommandSpec['options'] = {
+  'dry-run': {
+    type: 'boolean',
+    description: 'write nothing: list the agents whose persisted state the machines do not have, or whose recovery point would be refused, with what migrate would do for each (exit 1 when any)',
+  },
+  machines: { type: 'string', value: '<module>', defaultText: "this build's", description: 'with --dry-run: check against another version of the machines' },
+  json: { type: 'boolean', description: 'with --dry-run: print the plan as one JSON object' },
+};
 
 const PAGE = 1_000;
 
@@ -40,40 +52,33 @@ function describeReplay(report: ReplayReport, source: string): string {
   return `${head}\nfirst divergence at transition #${d.seq} (event_seq ${d.event_seq}): ${d.reason}\n  recorded: ${d.recorded.from_state} --${d.event ?? '?'}--> ${d.recorded.to_state}\n  replayed: ${d.replayed.from_state} --${d.event ?? '?'}--> ${d.replayed.to_state ?? '(not taken)'}`;
 }
 
-export async function replayCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    strict: true,
-    allowPositionals: true,
-    options: { 'data-dir': { type: 'string', default: './data' }, machines: { type: 'string' }, json: { type: 'boolean', default: false } },
-  });
-  const [agentId, ...extra] = positionals;
-  if (!agentId || extra.length > 0) {
-    console.error(`usage: holon-xstate ${REPLAY_USAGE}\n\n${REPLAY_HELP}`);
-    return 2;
-  }
-  const machines = await loadMachines(values.machines);
-  const view = await CommittedView.read(resolve(values['data-dir']));
+/** Runs `replay`; its exit code says whether the machines diverged (1) or not (0); 2 for an unknown agent. */
+export async function runReplay(options: ParsedOptions): Promise<void> {
+  process.exitCode = await replay(options.argument ?? '', resolve(options.string('data-dir') ?? './data'), options.string('machines'), options.flag('json'));
+}
+
+async function replay(agentId: string, dataDir: string, machinesPath: string | undefined, json: boolean): Promise<number> {
+  const machines = await loadMachines(machinesPath);
+  const view = await CommittedView.read(dataDir);
   const stored = await view.agent(agentId);
   if (!stored) {
-    console.error(`holon-xstate: agent ${agentId} not found in ${resolve(values['data-dir'])}`);
+    console.error(`holon-xstate: agent ${agentId} not found in ${dataDir}`);
     return 2;
   }
   const report = replayTransitions(await allEvents(view, agentId, stored.last_event_seq), machines.agent, agentId);
-  console.log(values.json ? JSON.stringify({ ...report, machines: machines.source }) : describeReplay(report, machines.source));
+  console.log(json ? JSON.stringify({ ...report, machines: machines.source }) : describeReplay(report, machines.source));
   return report.divergence ? 1 : 0;
 }
 
-export async function migrateDryRunCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    allowPositionals: false,
-    options: { 'dry-run': { type: 'boolean' }, 'data-dir': { type: 'string', default: './data' }, agent: { type: 'string' }, machines: { type: 'string' }, json: { type: 'boolean', default: false } },
-  });
-  const machines = await loadMachines(values.machines);
-  const view = await CommittedView.read(resolve(values['data-dir']));
-  const ids = values.agent ? [values.agent] : view.agentIds();
+/** Runs `migrate --dry-run`: exit 1 when an agent needs attention, 2 for an unknown agent. */
+export async function runMigrateDryRun(options: ParsedOptions): Promise<void> {
+  process.exitCode = await migrateDryRun(resolve(options.string('data-dir') ?? './data'), options.string('agent'), options.string('machines'), options.flag('json'));
+}
+
+async function migrateDryRun(dataDir: string, agent: string | undefined, machinesPath: string | undefined, json: boolean): Promise<number> {
+  const machines = await loadMachines(machinesPath);
+  const view = await CommittedView.read(dataDir);
+  const ids = agent ? [agent] : view.agentIds();
   const findings: MigrationFinding[] = [];
   for (const id of ids) {
     const stored = await view.agent(id);
@@ -84,7 +89,7 @@ export async function migrateDryRunCommand(args: string[]): Promise<number> {
     const finding = planAgent(id, stored.doc, machines);
     if (finding) findings.push(finding);
   }
-  if (values.json) {
+  if (json) {
     console.log(JSON.stringify({ machines: machines.source, checked: ids.length, findings }));
   } else {
     console.log(`checked ${ids.length} agent(s) against ${machines.source}: ${findings.length === 0 ? 'nothing to migrate' : `${findings.length} need attention`}`);

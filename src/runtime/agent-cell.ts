@@ -6,6 +6,7 @@ import {
   type LifecyclePhase,
   type TransitionPhaseLog,
   type EventType,
+  type EventPayload,
   type TransitionRecord,
   type TransitionTrigger,
   type TriggerCapability,
@@ -281,7 +282,7 @@ export class Tx {
     return this.env.clock.now();
   }
 
-  emit(type: EventType, payload: Record<string, unknown>): void {
+  emit<T extends EventType>(type: T, payload: EventPayload<T>): void {
     this.events.push({ type, payload, ts: this.env.clock.now().toISOString() });
   }
 
@@ -382,7 +383,7 @@ export class Tx {
     this.doc.state.phase = labels.phase;
     // The machine event rides along in the log (not in the document): `holon-xstate replay` feeds it
     // to the machines again.
-    this.emit('transition_committed', { ...record, machine_event: event });
+    this.emit('transition_committed', { ...record, machine_event: { ...event } });
     return true;
   }
 

@@ -145,6 +145,12 @@ export interface RuntimeOptions {
    */
   leaseWaitMs?: number;
   /**
+   * Told once when `open` finds the lease held by someone else and starts waiting for it
+   * (`leaseWaitMs` > 0), with how long it will wait and the store's reason (holder, expiry).
+   * @default none
+   */
+  onLeaseWait?: (wait: { wait_ms: number; reason: string }) => void;
+  /**
    * Grace between SIGTERM and SIGKILL when a command task is stopped.
    * @default 2_000
    */
@@ -353,6 +359,7 @@ export class Runtime implements RuntimeApi {
     );
     await store.open();
     const deadline = Date.now() + (options.leaseWaitMs ?? 0);
+    let toldWaiting = false;
     for (;;) {
       try {
         runtime.lease = await store.acquireLease(runtime.nodeId, runtime.options.leaseTtlMs, runtime.clock.now());
@@ -363,6 +370,8 @@ export class Runtime implements RuntimeApi {
           await store.close();
           throw error;
         }
+        if (!toldWaiting) options.onLeaseWait?.({ wait_ms: options.leaseWaitMs ?? 0, reason: error.message });
+        toldWaiting = true;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }

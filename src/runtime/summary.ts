@@ -45,13 +45,28 @@ export function statechartOf(cell: SummarySource): Record<string, unknown> {
   return out;
 }
 
-/** Seed 000 AgentSummary, assembled on read from the authoritative records. */
+/** Why a stopped agent is stopped while its seed-002 phase still reads `active`, and how to resume it. */
+const STOPPED_HINT =
+  'stopped (by Stop or an aborted run): the lifecycle phase stays active, since Stop is a control and not a seed-002 phase; ' +
+  'no turn starts and wakes are ignored until Start (POST /api/control/agents/{id}/control {"action":"start"}); queued messages are kept';
+
+/** When a sleeping agent's earliest active timer is due: it wakes then, unless something else wakes it first. */
+function sleepingUntil(doc: AgentDoc): string | null {
+  if (doc.state.status !== 'asleep') return null;
+  const due = doc.timers.filter((t) => t.status === 'active' && t.next_fire_at !== null).map((t) => t.next_fire_at as string);
+  return due.length === 0 ? null : due.reduce((a, b) => (Date.parse(a) <= Date.parse(b) ? a : b));
+}
+
+/** Seed 000 AgentSummary, assembled on read from the authoritative records: every field says what is so now. */
 export function assembleSummary(cell: SummarySource): AgentSummary {
   const doc = cell.doc;
   const facts = factsOf(doc);
-  const { current_work_item_id: _focus, ...agent } = doc.state;
+  const { current_work_item_id: _focus, phase: _phase, state_version: _version, ...agent } = doc.state;
   const stopped = doc.state.status === 'stopped';
   const terminated = doc.state.phase === 'terminated';
+  // The last turn's closure decision (or, before any turn, the one the facts give now), with the
+  // runtime posture of now: the agent may have gone to sleep (or woken) since that turn ended.
+  const closure = doc.last_closure ?? deriveClosure(facts);
   return {
     identity: {
       agent_id: doc.identity.agent_id,
@@ -61,17 +76,16 @@ export function assembleSummary(cell: SummarySource): AgentSummary {
       mission: doc.identity.mission,
       registry_status: doc.identity.registry_status,
     },
-    agent,
+    agent: { ...agent, sleeping_until: sleepingUntil(doc) },
     scheduling_posture: derivePosture(facts),
     lifecycle: {
-      phase: doc.state.phase,
       accepts_external_messages: !stopped && !terminated,
-      ...(stopped && !terminated ? { operator_hint: 'administratively stopped; start before new prompts or wakes' } : {}),
+      ...(stopped && !terminated ? { operator_hint: STOPPED_HINT } : {}),
       ...(doc.refusal ? { operator_hint: `${doc.refusal.reason}; ${doc.refusal.hint}` } : {}),
     },
     model: { name: doc.config.model, runner: doc.config.turn_runner },
     token_usage: { input_tokens: 0, output_tokens: 0 },
-    closure: doc.last_closure ?? deriveClosure(facts),
+    closure: { ...closure, runtime_posture: doc.state.status === 'asleep' ? 'sleeping' : 'awake' },
     execution: { run_id: doc.state.current_run_id, turn_index: doc.state.turn_index },
     active_children: doc.tasks
       .filter((t) => t.child_agent_id && !isTerminalTask(t.status))

@@ -23,8 +23,14 @@ describe('POST /api/control/agents', () => {
     const reply = await api.post<Wire<typeof CreateAgentResponse>>('/api/control/agents', { agent_id: 'create-1', mission: 'watch' });
     expect(reply.status).toBe(201);
     const body = CreateAgentResponse.parse(reply.body);
-    expect(body.agent.identity).toMatchObject({ agent_id: 'create-1', mission: 'watch' });
-    expect(body.agent.phase).toBe('active');
+    expect(body.identity).toMatchObject({ agent_id: 'create-1', mission: 'watch' });
+    expect(body.phase).toBe('active');
+    // The summary's fields at the top level: no `agent.agent`, and phase / state_version once each.
+    expect(body.agent.status).toBe('awake_idle');
+    expect(body.agent).not.toHaveProperty('phase');
+    expect(body.agent).not.toHaveProperty('state_version');
+    expect(body.lifecycle).not.toHaveProperty('phase');
+    expect(reply.body).not.toHaveProperty('agent.agent');
     expect(body.external_trigger.delivery_mode).toBe('wake_hint');
     expect(body.external_trigger.trigger_url).toMatch(new RegExp(`^${server().base}/callbacks/wake/[A-Za-z0-9_-]{16,}$`));
     const token = String(body.external_trigger.trigger_url).split('/').pop() as string;
@@ -42,7 +48,7 @@ describe('POST /api/control/agents', () => {
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replay')).toBe('true');
     expect(first.headers.get('idempotent-replay')).toBeNull();
-    expect(again.body.agent.identity.agent_id).toBe(first.body.agent.identity.agent_id);
+    expect(again.body.identity.agent_id).toBe(first.body.identity.agent_id);
     // A replay never shows a URL without its token.
     const replayedUrl = CreateAgentResponse.parse(again.body).external_trigger.trigger_url;
     if (replayedUrl !== undefined) expect(replayedUrl).toBe(first.body.external_trigger.trigger_url);

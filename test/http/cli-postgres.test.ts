@@ -23,7 +23,7 @@ interface Run {
 }
 
 function serve(args: string[], env: NodeJS.ProcessEnv = {}): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--port', '0', '--log-level', 'warn', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--port', '0', '--log-level', 'warn', '--log-format', 'pretty', ...args], {
     cwd: ROOT,
     env: { ...process.env, HOLON_TOKEN: '', HOLON_DATABASE_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -77,7 +77,7 @@ if (db === null) {
     it('exits non-zero with a clear message for an unreachable database, a wrong password and a newer schema', async () => {
       const unreachable = serve(['--store', 'postgres://postgres@127.0.0.1:1/holon']);
       expect(await unreachable.exited).toBe(1);
-      expect(unreachable.output()).toContain('holon-xstate: cannot reach PostgreSQL at postgres://postgres@127.0.0.1:1/holon: connection refused');
+      expect(unreachable.output()).toContain('cannot reach PostgreSQL at postgres://postgres@127.0.0.1:1/holon: connection refused');
 
       const { user } = db.cluster.passwordRole;
       const wrong = serve(['--store', db.cluster.url(db.name, user, 'not-the-password')]);

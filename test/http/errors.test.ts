@@ -39,11 +39,15 @@ describe('the error envelope', () => {
     expectError(reply, 413, 'payload_too_large');
   });
 
-  it('answers unsupported or wrong content types with 400 invalid_request', async () => {
+  it('answers unsupported content types with 415 naming what the route takes, and a missing one with 400', async () => {
     const agent = await createAgent(client(server().base));
     const path = `/api/control/agents/${agent.id}/wake`;
-    expectError(await call(server().base, 'POST', path, { raw: '<reason/>', headers: { 'content-type': 'application/xml' } }), 400, 'invalid_request');
-    expectError(await call(server().base, 'POST', path, { raw: 'reason=x', headers: { 'content-type': 'text/plain' } }), 400, 'invalid_request');
+    const xml = await call(server().base, 'POST', path, { raw: '<reason/>', headers: { 'content-type': 'application/xml' } });
+    expectError(xml, 415, 'unsupported_media_type');
+    expect((xml.body as { error: { message: string } }).error.message).toContain('application/json');
+    const text = await call(server().base, 'POST', path, { raw: 'reason=x', headers: { 'content-type': 'text/plain' } });
+    expectError(text, 415, 'unsupported_media_type');
+    expect((text.body as { error: { message: string } }).error.message).toBe("unsupported Content-Type 'text/plain': this route takes application/json (UTF-8)");
     expectError(await call(server().base, 'POST', path, { raw: '{"reason":"x"}', headers: { 'content-type': '' } }), 400, 'invalid_request');
   });
 
@@ -54,11 +58,14 @@ describe('the error envelope', () => {
     expect(issues.map((issue) => issue.path).sort()).toEqual(['body', 'body/agent_id', 'body/mission']);
   });
 
-  it('answers unknown routes and methods with the 404 envelope, never echoing a callback token', async () => {
+  it('answers unknown routes with the 404 envelope and a wrong method with 405, never echoing a callback token', async () => {
     expectError(await call(server().base, 'GET', '/api/nothing'), 404, 'route_not_found');
-    expectError(await call(server().base, 'PUT', '/api/agents/list'), 404, 'route_not_found');
+    const wrongMethod = await call(server().base, 'PUT', '/api/agents/list');
+    expectError(wrongMethod, 405, 'method_not_allowed');
+    expect(wrongMethod.headers.get('allow')).toBe('GET, HEAD');
+    // A callback path is known (POST): a GET is a wrong method there.
     const callback = await call(server().base, 'GET', '/callbacks/wake/supersecrettoken');
-    expectError(callback, 404, 'route_not_found');
+    expectError(callback, 405, 'method_not_allowed');
     expect(callback.text).not.toContain('supersecrettoken');
   });
 

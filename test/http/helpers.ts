@@ -158,9 +158,10 @@ export async function createAgent(api: Client, body: Record<string, unknown> = {
   const reply = await api.post<Wire<typeof CreateAgentResponse>>('/api/control/agents', { agent_id: `agent-${process.pid}-${agentCounter}`, ...body });
   expect(reply.status, reply.text).toBe(201);
   const triggerUrl = reply.body.external_trigger.trigger_url ?? '';
+  const { ok: _ok, external_trigger: _capability, ...agent } = reply.body;
   return {
-    id: reply.body.agent.identity.agent_id,
-    agent: reply.body.agent,
+    id: agent.identity.agent_id,
+    agent,
     triggerUrl,
     token: triggerUrl.split('/').pop() ?? '',
   };

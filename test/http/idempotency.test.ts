@@ -18,9 +18,9 @@ describe('one Idempotency-Key, five concurrent requests', () => {
   it('POST /api/control/agents without agent_id: one agent per key, round after round', async () => {
     for (let round = 0; round < 4; round++) {
       const mission = `concurrent create ${process.pid} ${round}`;
-      const replies = await concurrently(5, () => api.post<{ agent: { identity: { agent_id: string } } }>('/api/control/agents', { mission }, { 'idempotency-key': `create-race-${process.pid}-${round}` }));
+      const replies = await concurrently(5, () => api.post<{ identity: { agent_id: string } }>('/api/control/agents', { mission }, { 'idempotency-key': `create-race-${process.pid}-${round}` }));
       expect(replies.map((r) => r.status), replies.map((r) => r.text).join('\n')).toEqual([201, 201, 201, 201, 201]);
-      expect(new Set(replies.map((r) => r.body.agent.identity.agent_id)).size).toBe(1);
+      expect(new Set(replies.map((r) => r.body.identity.agent_id)).size).toBe(1);
       expect(replays(replies)).toBe(4);
       const listed: AgentListEntry[] = (await api.get<{ items: AgentListEntry[] }>('/api/agents/list?limit=512')).body.items;
       const missions = await Promise.all(listed.map(async (e) => (await api.get<{ identity: { mission: string } }>(`/api/agents/${e.agent_id}/status`)).body.identity.mission));

@@ -1,79 +1,114 @@
-import { exec, spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, waitFor, type TestServer } from './helpers.js';
+import { call, startServer, waitFor, type TestServer } from './helpers.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const sh = promisify(exec);
 
-/** The curl lines of the README's walk-through, in order, exactly as a reader would paste them. */
+/** The commands of the README's walk-through, in order, backslash-continued lines joined. */
 async function walkthrough(): Promise<string[]> {
   const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## A walk through the API'));
   const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
-  // Join backslash-continued lines, keep the curl commands.
   return block
     .replace(/\\\n\s*/g, '')
     .split('\n')
     .map((line) => line.trim())
-    .filter((line) => line.startsWith('curl '));
+    .filter((line) => line.length > 0 && !line.startsWith('#'));
+}
+
+/**
+ * The walk-through as one POSIX shell session, exactly as pasted (variables carry from one
+ * command to the next), with two changes only: the README's `localhost:8080` is the test
+ * server, and each command's output (stdout and stderr) goes to its own file. At the end the
+ * session writes the last TRIGGER_URL, so the test can use it.
+ */
+function session(commands: readonly string[], host: string, out: string): string {
+  const lines = commands.map((command, i) => `{ ${command.replaceAll('localhost:8080', host)}\n} > "${out}/${i}.out" 2>&1`);
+  return [...lines, `printf '%s' "$TRIGGER_URL" > "${out}/trigger_url"`].join('\n');
 }
 
 describe('the README walk-through, run against a real server', () => {
   let server: TestServer;
+  let out: string;
   beforeAll(async () => {
     server = await startServer();
+    out = await mkdtemp(join(tmpdir(), 'holon-readme-'));
   });
   afterAll(async () => {
     await server?.close();
+    await rm(out, { recursive: true, force: true });
   });
 
-  it('every request of the walk-through does what the README says', async () => {
-    const lines = await walkthrough();
-    expect(lines).toHaveLength(7);
+  it('every command does what the README says, and prints it', async () => {
+    const commands = await walkthrough();
+    expect(commands).toHaveLength(10);
     const host = new URL(server.base).host;
-    const local = (line: string) => line.replaceAll('localhost:8080', host);
-    const run = async (line: string) => (await sh(local(line), { timeout: 20_000 })).stdout;
-
-    // 1. create
-    const created = JSON.parse(await run(lines[0] as string)) as { ok: boolean; agent: { phase: string }; external_trigger: { trigger_url: string } };
-    expect(created.ok).toBe(true);
-    expect(created.agent.phase).toBe('active');
-    const triggerUrl = created.external_trigger.trigger_url;
-    expect(triggerUrl).toMatch(/\/callbacks\/wake\/[A-Za-z0-9_-]{43}$/);
-
-    // 2. the event stream, in the background as the README runs it
-    const streamLine = local((lines[1] as string).replace(/\s*&$/, ''));
-    expect(lines[1]).toMatch(/&$/);
-    const stream = spawn('sh', ['-c', streamLine]);
-    let streamed = '';
-    stream.stdout.on('data', (chunk: Buffer) => (streamed += chunk.toString('utf8')));
+    // Its own process group: the stream left running in the background (step 2) ends with it.
+    const shell = spawn('sh', ['-c', session(commands, host, out)], { detached: true, stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => shell.once('exit', resolve));
+    const output = async (i: number): Promise<string> => readFile(join(out, `${i}.out`), 'utf8');
+    const json = async <T>(i: number): Promise<T> => JSON.parse(await output(i)) as T;
     try {
-      // 3. prompt with a directive that runs a command
-      const prompted = JSON.parse(await run(lines[2] as string)) as { ok: boolean; message_id: string };
-      expect(prompted.ok).toBe(true);
-      const taskId = await waitFor(async () => /"task_id":"(task_[a-z0-9]+)"/.exec(streamed)?.[1], 15_000);
-      expect(streamed).toMatch(/^event: transition_committed$/m);
+      expect(await exited).toBe(0);
 
-      // 4. the task's output
-      const output = JSON.parse(await run((lines[3] as string).replace('<task_id>', taskId))) as { output_preview: string };
-      expect(output.output_preview).toContain('hello from a task');
+      // 1. create: the answer is shown (tee) and its capability URL kept in TRIGGER_URL.
+      const created = await json<{ ok: boolean; phase: string; agent: { status: string }; identity: { agent_id: string }; external_trigger: { trigger_url: string } }>(0);
+      expect(created).toMatchObject({ ok: true, phase: 'active', identity: { agent_id: 'demo' } });
+      expect(created.agent.status).toMatch(/^(awake_idle|awake_running|asleep)$/);
+      expect(created.external_trigger.trigger_url).toMatch(/\/callbacks\/wake\/[A-Za-z0-9_-]{43}$/);
 
-      // 5. wake through the capability URL
-      const woke = JSON.parse(await run((lines[4] as string).replace('<trigger_url>', triggerUrl))) as { ok: boolean; disposition: string };
+      // 2. the stream, from the start: the creation's events first, then the prompt's turn and task.
+      const stream = await waitFor(async () => {
+        const text = await output(1);
+        return /^event: task_status_changed$/m.test(text) ? text : undefined;
+      }, 15_000);
+      expect(stream).toMatch(/^id: 1\nevent: agent_created\ndata: \{.*"type":"agent_created"/m);
+      expect(stream).toMatch(/^event: transition_committed$/m);
+      expect(stream).toMatch(/^event: trigger_created$/m);
+      expect(stream).toMatch(/^event: turn_started$/m);
+
+      // 3. the prompt is accepted.
+      expect(await json<{ ok: boolean; message_id: string }>(2)).toMatchObject({ ok: true, message_id: expect.any(String) });
+
+      // 4. the task id was found on the stream (nothing printed), and its output read.
+      expect(await output(3)).toBe('');
+      const taskOutput = await json<{ task_id: string; status: string; output_preview: string }>(4);
+      expect(taskOutput.output_preview).toContain('hello from a task');
+      expect(taskOutput.status).toBe('completed');
+      expect(stream).toContain(`"task_id":"${taskOutput.task_id}"`);
+
+      // 5. the wake through the capability URL kept in step 1.
+      const woke = await json<{ ok: boolean; disposition: string }>(5);
       expect(woke.ok).toBe(true);
       expect(['triggered', 'coalesced']).toContain(woke.disposition);
 
-      // 6. status, then stop
-      const status = JSON.parse(await run(lines[5] as string)) as { identity: { agent_id: string } };
-      expect(status.identity.agent_id).toBe('demo');
-      const stopped = JSON.parse(await run(lines[6] as string)) as { ok: boolean; agent: { agent: { status: string } } };
+      // 6. status, then stop.
+      expect((await json<{ identity: { agent_id: string } }>(6)).identity.agent_id).toBe('demo');
+      const stopped = await json<{ ok: boolean; agent: { agent: { status: string } } }>(7);
       expect(stopped.agent.agent.status).toBe('stopped');
+
+      // 7. start says how to get a new capability URL; reset-callback gives one, kept in TRIGGER_URL.
+      const started = await json<{ ok: boolean; agent: { agent: { status: string } }; hint: string }>(8);
+      expect(started.agent.agent.status).not.toBe('stopped');
+      expect(started.hint).toContain('reset-callback');
+      expect(await output(9)).toBe('');
+      const fresh = await readFile(join(out, 'trigger_url'), 'utf8');
+      expect(fresh).toMatch(/\/callbacks\/wake\/[A-Za-z0-9_-]{43}$/);
+      expect(fresh).not.toBe(created.external_trigger.trigger_url);
+      const again = await call(server.base, 'POST', new URL(fresh).pathname, { raw: 'back', headers: { 'content-type': 'text/plain' } });
+      expect(again.status, again.text).toBe(200);
     } finally {
-      stream.kill();
+      if (shell.pid !== undefined) {
+        try {
+          process.kill(-shell.pid, 'SIGTERM');
+        } catch {
+          // the group is gone already
+        }
+      }
     }
   }, 60_000);
 });

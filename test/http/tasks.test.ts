@@ -116,8 +116,8 @@ describe('a queued command task (maxRunningTasks reached)', () => {
       post: <T>(path: string, json?: unknown) => call<T>(own.base, 'POST', path, json === undefined ? {} : { json }),
     };
     try {
-      const created = await ownApi.post<{ agent: { identity: { agent_id: string } } }>('/api/control/agents', {});
-      const agentId = created.body.agent.identity.agent_id;
+      const created = await ownApi.post<{ identity: { agent_id: string } }>('/api/control/agents', {});
+      const agentId = created.body.identity.agent_id;
       await waitFor(async () => (await ownApi.get<{ phase: string }>(`/api/agents/${agentId}/status`)).body.phase === 'sleeping');
       const first = (await ownApi.post<Task>(`/api/control/agents/${agentId}/tasks`, { summary: 'holds the slot', cmd: 'sleep 30' })).body;
       const second = (await ownApi.post<Task>(`/api/control/agents/${agentId}/tasks`, { summary: 'waits for it', cmd: 'echo second' })).body;

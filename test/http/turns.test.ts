@@ -81,8 +81,8 @@ describe('turn workers', () => {
     const own = await startServer({ runtime: { turnLeaseMs: 300 } });
     const ownApi = { post: <T>(path: string, json?: unknown) => call<T>(own.base, 'POST', path, json === undefined ? {} : { json }) };
     try {
-      const created = await ownApi.post<{ agent: { identity: { agent_id: string } } }>('/api/control/agents', { config: { turn_runner: 'http_worker' } });
-      const agentId = created.body.agent.identity.agent_id;
+      const created = await ownApi.post<{ identity: { agent_id: string } }>('/api/control/agents', { config: { turn_runner: 'http_worker' } });
+      const agentId = created.body.identity.agent_id;
       await ownApi.post(`/api/control/agents/${agentId}/prompt`, { text: 'slow worker' });
       const first = (await ownApi.post<Offer>('/api/control/turns/claim', { agent_ids: [agentId], wait_ms: 5_000 })).body;
       const second = await waitFor(async () => {

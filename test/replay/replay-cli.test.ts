@@ -126,6 +126,22 @@ describe('holon-xstate replay <agent-id>', () => {
   }, 60_000);
 });
 
+describe('holon-xstate replay: its command line', () => {
+  it('--help names the argument and the options; a missing agent id is a usage error (exit 2)', async () => {
+    const help = await cli('replay', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout.split('\n')[0]).toBe('usage: holon-xstate replay <agent-id> [options]');
+    expect(help.stdout).toContain('arguments:\n  <agent-id>');
+    expect(help.stdout).toMatch(/--machines <module> +a module exporting `machines`/);
+    const missing = await cli('replay', '--data-dir', dataDir);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("holon-xstate: 'replay' needs <agent-id>");
+    const two = await cli('replay', 'lived', 'legacy', '--data-dir', dataDir);
+    expect(two.code).toBe(2);
+    expect(two.stderr).toContain("unexpected argument 'legacy': 'replay' takes one <agent-id>");
+  }, 60_000);
+});
+
 describe('holon-xstate migrate --dry-run', () => {
   it('with other machines: lists the agents whose persisted state they do not have, and changes nothing', async () => {
     const before = await readFile(join(dataDir, 'agents', 'lived', 'doc.json'), 'utf8');

@@ -76,7 +76,7 @@ describe('committed documents are never edited in place', () => {
       await runtime.control('frozen', { action: 'start' });
       await runtime.takeSnapshot('frozen');
       await runtime.terminate('frozen');
-      expect((await runtime.getSummary('frozen')).lifecycle.phase).toBe('terminated');
+      expect((await runtime.getSummary('frozen')).phase).toBe('terminated');
     } finally {
       await runtime.close();
       data.cleanup();

@@ -89,13 +89,13 @@ export function registerInspectorRoutes(app: HttpApp): void {
 
   app.get(
     '/inspector',
-    { schema: { tags, summary: 'The live inspector page (offline: every file it uses is served here)', querystring: NoQuery, response: { 200: PageResponse, ...openErrors(404) } } },
+    { schema: { tags, operationId: 'getInspectorPage', summary: 'The live inspector page (offline: every file it uses is served here)', querystring: NoQuery, response: { 200: PageResponse, ...openErrors(404) } } },
     async (request, reply) => serve('index.html', request.headers['if-none-match'], reply),
   );
 
   app.get(
     '/inspector/:file',
-    { schema: { tags, summary: "One of the inspector page's own files (scripts, styles, icon)", params: AssetParams, querystring: NoQuery, response: { 200: PageResponse, ...openErrors(404) } } },
+    { schema: { tags, operationId: 'getInspectorFile', summary: "One of the inspector page's own files (scripts, styles, icon)", params: AssetParams, querystring: NoQuery, response: { 200: PageResponse, ...openErrors(404) } } },
     async (request, reply) => serve(request.params.file, request.headers['if-none-match'], reply),
   );
 
@@ -106,6 +106,7 @@ export function registerInspectorRoutes(app: HttpApp): void {
     {
       schema: {
         tags,
+        operationId: 'getInspectorChart',
         summary: "A machine's drawing (SVG generated from its definition) with the map from state paths and transitions to its nodes and edges",
         params: MachineParams,
         querystring: NoQuery,
