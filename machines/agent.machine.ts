@@ -28,6 +28,12 @@ export interface AgentContext extends AgentInput {
   statusBeforeRecovery: AgentStatus;
   failure: AgentFailure | null;
   refusal: { reason: string; hint: string } | null;
+  /**
+   * In `stopped`: it was stopped asleep, so Start hands it back asleep and it becomes Active only
+   * through Waking and its checks (seed 002: Active only over a verified recovery point; scenario
+   * 4), never around them. False everywhere else (`stopped` clears it on exit).
+   */
+  stoppedAsleep: boolean;
 }
 
 type WithFacts = { facts: SchedulerFacts };
@@ -107,6 +113,7 @@ export const agentMachine = setup({
     noActiveTasks: ({ event }) => 'facts' in event && !hasActiveTasks(event.facts),
     isRecoverableFailure: ({ event }) => event.type === 'INITIALIZE.FAILED' && event.recoverable,
     hasVerifiedRecoveryPoint: ({ event }) => event.type === 'RECOVER.DONE' && event.snapshotId.length > 0,
+    stoppedAsleep: ({ context }) => context.stoppedAsleep,
   },
   actions: {
     requestEffect: enqueueActions(({ context, enqueue }, params: { effect: AgentEffect }) => {
@@ -137,6 +144,8 @@ export const agentMachine = setup({
       }),
     }),
     clearFailure: assign({ failure: null, refusal: null }),
+    rememberSleep: assign({ stoppedAsleep: true }),
+    forgetSleep: assign({ stoppedAsleep: false }),
     recordRefusal: assign({
       refusal: ({ event }) => (event.type === 'WAKE.REFUSED' ? { reason: event.reason, hint: event.hint } : null),
     }),
@@ -150,6 +159,7 @@ export const agentMachine = setup({
     statusBeforeRecovery: 'booting',
     failure: null,
     refusal: null,
+    stoppedAsleep: false,
   }),
   initial: 'created',
   entry: 'spawnContinuation',
@@ -226,7 +236,7 @@ export const agentMachine = setup({
       on: {
         WAKE: 'waking',
         'SLEEP.FAILED': recoverFrom('asleep', failWith('sleeping')),
-        STOP: 'stopped',
+        STOP: { target: 'stopped', actions: 'rememberSleep' },
         TERMINATE: 'terminating',
         RECOVER: recoverFrom('asleep'),
       },
@@ -264,8 +274,11 @@ export const agentMachine = setup({
     stopped: {
       ...meta('active', 'stopped'),
       entry: request('stop'),
+      // The flag lives only here: guards are read before exit actions run.
+      exit: 'forgetSleep',
       on: {
-        START: 'active',
+        // Back to sleep when it was stopped asleep: the scheduler wakes it through Waking.
+        START: [{ guard: 'stoppedAsleep', target: 'sleeping' }, { target: 'active' }],
         TERMINATE: 'terminating',
         RECOVER: recoverFrom('stopped'),
       },

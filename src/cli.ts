@@ -9,6 +9,7 @@ import { createLogger, LOG_FORMATS, type LogFormat } from './http/logging.js';
 import { isHeapGrowthPercent, limitHeapGrowth } from './runtime/heap-growth.js';
 import { inspectLog } from './runtime/inspect-log.js';
 import { Runtime } from './runtime/runtime.js';
+import { MIGRATE_DRY_RUN_OPTIONS, REPLAY_COMMAND, runMigrateDryRun, runReplay } from './replay/commands.js';
 import { createStore } from './store/index.js';
 import { parseConnectionUrl } from './store/postgres/connection.js';
 
@@ -203,10 +204,12 @@ const MIGRATE: CommandSpec = {
   options: {
     'data-dir': DATA_DIR,
     agent: { type: 'string', value: '<id>', defaultText: 'every agent', description: 'only this agent' },
+    ...MIGRATE_DRY_RUN_OPTIONS,
   },
 };
 
 async function migrate(options: ParsedOptions): Promise<void> {
+  if (options.flag('dry-run')) return runMigrateDryRun(options);
   const agent = options.string('agent');
   const runtime = await Runtime.open({
     dataDir: resolve(options.string('data-dir') ?? './data'),
@@ -240,6 +243,7 @@ interface Command {
 const COMMANDS: readonly Command[] = [
   { spec: SERVE, run: serve },
   { spec: MIGRATE, run: migrate },
+  { spec: { ...REPLAY_COMMAND, options: { 'data-dir': DATA_DIR, ...REPLAY_COMMAND.options } }, run: runReplay },
 ];
 
 const PROGRAM_USAGE = programUsage(COMMANDS.map((command) => command.spec));

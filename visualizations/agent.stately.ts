@@ -117,7 +117,7 @@ export const machine = createMachine(
               { type: 'enterRecovery', params: { status: 'asleep' } },
             ],
           },
-          STOP: { target: 'stopped' },
+          STOP: { target: 'stopped', actions: ['rememberSleep'] },
           TERMINATE: { target: 'terminating' },
           RECOVER: {
             target: 'recovering',
@@ -180,8 +180,9 @@ export const machine = createMachine(
       stopped: {
         meta: { phase: 'active', status: 'stopped' },
         entry: [{ type: 'requestEffect', params: { effect: 'stop' } }],
+        exit: ['forgetSleep'],
         on: {
-          START: { target: 'active' },
+          START: [{ target: 'sleeping', guard: 'stoppedAsleep' }, { target: 'active' }],
           TERMINATE: { target: 'terminating' },
           RECOVER: {
             target: 'recovering',
@@ -219,14 +220,17 @@ export const machine = createMachine(
       isRecoverableFailure: () => true,
       isStaleRun: () => true,
       noActiveTasks: () => true,
+      stoppedAsleep: () => true,
     },
     actions: {
       assignRun: () => {},
       clearFailure: () => {},
       clearRun: () => {},
       enterRecovery: () => {},
+      forgetSleep: () => {},
       recordFailure: () => {},
       recordRefusal: () => {},
+      rememberSleep: () => {},
       requestEffect: () => {},
       spawnContinuation: () => {},
       spawnTask: () => {},

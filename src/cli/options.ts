@@ -19,6 +19,12 @@ export interface CommandSpec {
   /** Longer text shown under the usage line. */
   description?: string;
   options: Readonly<Record<string, OptionSpec>>;
+  /** The one positional argument the command takes, if any (`replay <agent-id>`). */
+  argument?: { name: string; description: string };
+}
+
+function synopsis(command: CommandSpec): string {
+  return `${PROGRAM} ${command.name}${command.argument ? ` ${command.argument.name}` : ''} [options]`;
 }
 
 /** A bad command line: the message names what is wrong; the caller shows the usage and exits 2. */
@@ -64,10 +70,11 @@ export function commandUsage(command: CommandSpec): string {
     return `  ${label.padEnd(column)}${wrap(text, 100 - column, indent)}`;
   });
   return [
-    `usage: ${PROGRAM} ${command.name} [options]`,
+    `usage: ${synopsis(command)}`,
     '',
     wrap(command.description ?? command.summary, 98, ''),
     '',
+    ...(command.argument ? ['arguments:', `  ${command.argument.name.padEnd(column)}${wrap(command.argument.description, 100 - column, indent)}`, ''] : []),
     'options:',
     ...rows,
   ].join('\n');
@@ -75,7 +82,7 @@ export function commandUsage(command: CommandSpec): string {
 
 /** The program's usage: one synopsis line per command, and how to get a command's options. */
 export function programUsage(commands: readonly CommandSpec[]): string {
-  const synopses = commands.map((c) => `${PROGRAM} ${c.name} [options]`);
+  const synopses = commands.map(synopsis);
   const column = Math.max(...synopses.map((s) => s.length)) + 3;
   return [
     ...commands.map((c, i) => `${i === 0 ? 'usage: ' : '       '}${(synopses[i] ?? '').padEnd(column)}${c.summary}`),
@@ -86,7 +93,11 @@ export function programUsage(commands: readonly CommandSpec[]): string {
 
 /** Parsed option values: strings (with their defaults applied) and flags. */
 export class ParsedOptions {
-  constructor(private readonly values: Readonly<Record<string, string | boolean | undefined>>) {}
+  constructor(
+    private readonly values: Readonly<Record<string, string | boolean | undefined>>,
+    /** The command's positional argument (`CommandSpec.argument`), when it takes one. */
+    readonly argument?: string,
+  ) {}
 
   string(name: string): string | undefined {
     const value = this.values[name];
@@ -115,8 +126,11 @@ export function parseCommandLine(command: CommandSpec, args: readonly string[]):
     options[name] = spec.default === undefined ? { type: spec.type } : { type: spec.type, default: spec.default };
   }
   try {
-    const { values } = parseArgs({ args: [...args], options, strict: true, allowPositionals: false });
-    return { help: false, options: new ParsedOptions(values) };
+    const { values, positionals } = parseArgs({ args: [...args], options, strict: true, allowPositionals: command.argument !== undefined });
+    if (command.argument && positionals.length !== 1) {
+      throw new UsageError(positionals.length === 0 ? `'${command.name}' needs ${command.argument.name}` : `unexpected argument '${positionals[1]}': '${command.name}' takes one ${command.argument.name}`);
+    }
+    return { help: false, options: new ParsedOptions(values, positionals[0]) };
   } catch (error) {
     const code = (error as { code?: string }).code;
     const named = error instanceof Error ? PARSE_ERROR_OPTION.exec(error.message)?.[1] : undefined;

@@ -21,7 +21,11 @@ const id = z.string();
 
 export const EVENT_PAYLOADS = {
   agent_created: z.looseObject({ agent_id: id, mission: text }),
-  transition_committed: TransitionRecord.partial().required({ transition_id: true, from_state: true, to_state: true }).loose(),
+  transition_committed: TransitionRecord.partial()
+    .required({ transition_id: true, from_state: true, to_state: true })
+    // The machine event that caused it, as sent (scheduler facts included): `holon-xstate replay` feeds it again.
+    .extend({ machine_event: z.looseObject({ type: z.string() }).optional() })
+    .loose(),
   transition_phase: z.looseObject({ transition_id: id.nullable(), phase: text, detail: z.unknown().optional() }),
   message_queued: z.looseObject({
     kind: MessageKind,

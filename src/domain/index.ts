@@ -21,3 +21,4 @@ export * from './clone-json.js';
 export * from './json-equal.js';
 export * from './inspection.js';
 export * from './event-payloads.js';
+export * from './accepts.js';

@@ -1,6 +1,7 @@
 import {
   AbortRunRequest,
   AgentListQuery,
+  StateAccepts,
   AgentStateView,
   AgentSummary,
   ControlRequest,
@@ -121,6 +122,21 @@ export function registerAgentRoutes(app: HttpApp, { runtime }: RouteDeps): void 
       },
     },
     async (request) => runtime.getState(request.params.id),
+  );
+
+  app.get(
+    '/api/agents/:id/accepts',
+    {
+      schema: {
+        tags,
+        operationId: 'getAgentAccepts',
+        summary: "The public events the agent's current state accepts (snapshot.can), each with the requests that send it and their body schemas",
+        params: AgentParams,
+        querystring: NoQuery,
+        response: { 200: StateAccepts, ...apiErrors(404) },
+      },
+    },
+    async (request) => runtime.accepts(request.params.id),
   );
 
   app.post(

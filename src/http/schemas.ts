@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  StateAccepts,
   ActorNode,
   AgentAccepts,
   AgentId,
@@ -59,6 +60,7 @@ const COMPONENTS: ReadonlyArray<readonly [z.ZodType, string, string]> = [
   [Readiness, 'Readiness', 'Readiness: process, lease, dependencies, progress'],
   [ActorNode, 'ActorNode', "The agent's live actor tree"],
   [AgentAccepts, 'AgentAccepts', "The events each of the agent's actors accepts in its current state, read from the machines"],
+  [StateAccepts, 'StateAccepts', 'The public events the agent\'s current state accepts (snapshot.can), where each leads, and the requests that send it'],
   [InspectorChart, 'InspectorChart', "A machine's drawing with the map from its states and transitions to the drawing's nodes and edges"],
 ];
 for (const [schema, id, description] of COMPONENTS) {

@@ -381,7 +381,9 @@ export class Tx {
     this.doc.state.state_version += 1;
     this.doc.state.status = labels.status;
     this.doc.state.phase = labels.phase;
-    this.emit('transition_committed', { ...record });
+    // The machine event rides along in the log (not in the document): `holon-xstate replay` feeds it
+    // to the machines again.
+    this.emit('transition_committed', { ...record, machine_event: { ...event } });
     return true;
   }
 

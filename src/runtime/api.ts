@@ -33,6 +33,7 @@ import type {
   PromptRequest,
   Readiness,
   Snapshot,
+  StateAccepts,
   TaskInputRequest,
   TaskInputResult,
   TaskOutputQuery,
@@ -96,6 +97,8 @@ export interface RuntimeApi {
   listAgents(query: AgentListQuery): Promise<Page<AgentListEntry>>;
   getSummary(agent_id: string): Promise<AgentSummary>;
   getState(agent_id: string): Promise<AgentStateView>;
+  /** The public events the agent's current state accepts (`snapshot.can`), each with the requests that send it. */
+  accepts(agent_id: string): Promise<StateAccepts>;
   control(agent_id: string, request: ControlRequest, options?: MutationOptions): Promise<AgentSummary>;
   transition(agent_id: string, request: TransitionRequest, options?: MutationOptions): Promise<{ record: TransitionRecord; replayed: boolean }>;
   listTransitions(agent_id: string, query: { after_seq?: number; limit: number }): Promise<TransitionRecord[]>;

@@ -39,6 +39,7 @@ import {
   UpdateWorkItemRequest,
   WAIT_KIND_OF_WAKE,
   WakeRequest,
+  type StateAccepts,
   type ActorNodeShape,
   type AgentAccepts,
   type AgentEvent,
@@ -97,6 +98,8 @@ import { reasonChain } from './reason-chain.js';
 import { cancelOwnedWaits, endWait, resolveWaitsFor, taskEnded } from './waits.js';
 import { InspectionHub, type InspectionListener } from './inspection-hub.js';
 import { agentAccepts } from './accepted-events.js';
+import { stillHoldsLease } from './lease-check.js';
+import { acceptsOf, refusedByState, transitionEvent } from './accepts.js';
 
 /** Options of {@link Runtime.open}; every option has a default. */
 export interface RuntimeOptions {
@@ -880,13 +883,15 @@ export class Runtime implements RuntimeApi {
     if (doc.state.current_run_id) return false;
     const head = headOfQueue(doc);
     if (doc.state.phase === 'sleeping') {
-      if (!head && !doc.pending_wake_hint) {
+      // Nothing to wake for, or a wake refused until the agent is migrated: asleep holds no actor.
+      if ((!head && !doc.pending_wake_hint) || doc.refusal) {
         tx.passivate();
         return false;
       }
-      if (doc.refusal) return false;
       tx.send({ type: 'WAKE', reason: head ? `message ${head.id} queued` : 'wake hint pending' }, { reason: 'work arrived while asleep', trigger: 'system' });
       await this.drainEffects(tx);
+      // A refused wake is back asleep at once: no actor is left live for it.
+      if (tx.doc.state.phase === 'sleeping') tx.passivate();
       return true;
     }
     if (head) {
@@ -1260,7 +1265,10 @@ export class Runtime implements RuntimeApi {
     if (this.leaseLost || this.closing) return;
     const cell = await this.cell(agentId);
     await cell.run(async (tx) => {
-      for (const taskId of take()) this.launchTask(tx, taskId);
+      const taskIds = take();
+      // A command starts before the commit that records it: a fenced instance must learn first.
+      if (!(await stillHoldsLease(this.store, this.lease))) return this.onLeaseLost();
+      for (const taskId of taskIds) this.launchTask(tx, taskId);
     });
   }
 
@@ -1519,6 +1527,10 @@ export class Runtime implements RuntimeApi {
     return assembleSummary(await this.cell(agentId));
   }
 
+  async accepts(agentId: string): Promise<StateAccepts> {
+    return acceptsOf(this.env.logic, await this.cell(agentId));
+  }
+
   async getState(agentId: string): Promise<AgentStateView> {
     const cell = await this.cell(agentId);
     const doc = cell.doc;
@@ -1541,7 +1553,7 @@ export class Runtime implements RuntimeApi {
       const changes = req.action === 'stop' ? tx.doc.state.status !== 'stopped' : tx.doc.state.status === 'stopped';
       if (req.action === 'stop' && changes) {
         if (!tx.send({ type: 'STOP', reason: 'operator stop' }, { reason: 'operator stop', trigger: 'user', initiator: 'operator', principal: 'control_token' })) {
-          throw new DomainError('illegal_transition', `agent ${agentId} cannot stop in phase ${tx.doc.state.phase}`);
+          throw refusedByState(tx.cell.ensureActor().getSnapshot(), agentId, tx.doc, 'illegal_transition', `agent ${agentId} cannot stop in phase ${tx.doc.state.phase}`);
         }
       } else if (changes) {
         tx.send({ type: 'START' }, { reason: 'operator start', trigger: 'user', initiator: 'operator', principal: 'control_token' });
@@ -1550,6 +1562,8 @@ export class Runtime implements RuntimeApi {
         tx.emit('control_applied', { action: req.action });
         await this.drainEffects(tx);
       }
+      // Started back asleep (it was stopped asleep): asleep holds no actor.
+      if (tx.doc.state.phase === 'sleeping') tx.passivate();
       return draftSummary(tx);
     }, { ...options, ...(expected !== undefined ? { expected_version: expected } : {}) });
   }
@@ -1569,12 +1583,12 @@ export class Runtime implements RuntimeApi {
   private async explicitTransition(tx: Tx, req: TransitionRequest): Promise<TransitionRecord> {
     const requestedAt = tx.now.toISOString();
     const from = tx.doc.state.phase;
-    const event = this.eventFor(req.to, req.reason, tx);
+    const event = transitionEvent(req.to, req.reason, tx.doc);
     const snapshot = tx.cell.ensureActor().getSnapshot();
-    if (!event || !snapshot.can(event)) {
-      const guarded = event && this.isGuardRefusal(req.to, tx);
-      if (guarded) throw new DomainError('guard_rejected', `guard ${guarded} refused ${from} → ${req.to}`, { guard: guarded, from, to: req.to });
-      throw new DomainError('illegal_transition', `no transition from ${from} (${statePath(snapshot.value)}) to ${req.to}`, { from, to: req.to });
+    if (!snapshot.can(event)) {
+      const guarded = this.isGuardRefusal(req.to, tx);
+      if (guarded) throw refusedByState(snapshot, tx.cell.id, tx.doc, 'guard_rejected', `guard ${guarded} refused ${from} → ${req.to}`, { guard: guarded, from, to: req.to });
+      throw refusedByState(snapshot, tx.cell.id, tx.doc, 'illegal_transition', `no transition from ${from} (${statePath(snapshot.value)}) to ${req.to}`, { from, to: req.to });
     }
     // A target without a transitional state commits at once; the phases it went through are its own.
     const at = tx.now.toISOString();
@@ -1618,23 +1632,6 @@ export class Runtime implements RuntimeApi {
     if (!opened) throw new DomainError('internal_error', `transition ${transitionId} did not commit`);
     const closed = doc.transitions.find((t) => t.evidence_refs.includes(closingRef(transitionId)));
     return closed ? { ...opened, phases: closed.phases } : opened;
-  }
-
-  private eventFor(to: TransitionRequest['to'], reason: string, tx: Tx) {
-    switch (to) {
-      case 'sleeping':
-        return { type: 'IDLE' as const, facts: factsOf(tx.doc) };
-      case 'waking':
-      case 'active':
-        return tx.doc.state.status === 'stopped' ? ({ type: 'START' as const }) : ({ type: 'WAKE' as const, reason });
-      case 'evolving':
-        return { type: 'EVOLVE' as const, reason };
-      case 'recovering':
-        return { type: 'RECOVER' as const, reason };
-      case 'terminating':
-      case 'terminated':
-        return { type: 'TERMINATE' as const, reason };
-    }
   }
 
   private isGuardRefusal(to: TransitionRequest['to'], tx: Tx): string | null {
@@ -1698,7 +1695,7 @@ export class Runtime implements RuntimeApi {
     const req = AbortRunRequest.parse(request);
     return this.mutate(agentId, async (tx) => {
       const runId = tx.doc.state.current_run_id;
-      if (!runId) throw new DomainError('no_current_run', `agent ${agentId} has no current run`);
+      if (!runId) throw refusedByState(tx.cell.ensureActor().getSnapshot(), agentId, tx.doc, 'no_current_run', `agent ${agentId} has no current run`);
       if (req.run_id && req.run_id !== runId) throw new DomainError('stale_run_id', `run ${req.run_id} is not the current run ${runId}`, { current_run_id: runId });
       this.runs.get(runId)?.abort();
       this.offers.cancel(runId);
@@ -1717,7 +1714,7 @@ export class Runtime implements RuntimeApi {
     return this.mutate(agentId, async (tx) => {
       if (tx.doc.state.phase !== 'terminated') {
         if (!tx.send({ type: 'TERMINATE', reason: 'operator delete' }, { reason: 'operator delete', trigger: 'user', initiator: 'operator' })) {
-          throw new DomainError('illegal_transition', `agent ${agentId} cannot terminate from ${tx.doc.state.phase}`);
+          throw refusedByState(tx.cell.ensureActor().getSnapshot(), agentId, tx.doc, 'illegal_transition', `agent ${agentId} cannot terminate from ${tx.doc.state.phase}`);
         }
         await tx.flush();
         await this.drainEffects(tx);

@@ -106,6 +106,9 @@ describe('holon-xstate --help (the installed bin)', () => {
     expect(optionLines(migrate.stdout)).toEqual([
       '--data-dir <dir> data directory (default: ./data)',
       '--agent <id> only this agent (default: every agent)',
+      '--dry-run write nothing: list the agents whose persisted state the machines do not have, or whose recovery point would be refused, with what migrate would do for each (exit 1 when any)',
+      "--machines <module> with --dry-run: check against another version of the machines (default: this build's)",
+      '--json with --dry-run: print the plan as one JSON object',
       '--help print this help and exit',
     ]);
   }, 60_000);

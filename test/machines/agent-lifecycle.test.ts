@@ -15,7 +15,7 @@ describe('agent machine: legal transitions (seed 002 phases)', () => {
 });
 
 describe('agent machine: context along the lifecycle', () => {
-  it('starts Created with no run, no failure, the Booting label in reserve and epoch 0', () => {
+  it('starts Created with no run, no failure, the Booting label in reserve, epoch 0 and not stopped asleep', () => {
     const { actor } = startAgent();
     const snapshot = actor.getSnapshot();
     expect(snapshot.value).toBe('created');
@@ -26,6 +26,7 @@ describe('agent machine: context along the lifecycle', () => {
       statusBeforeRecovery: 'booting',
       failure: null,
       refusal: null,
+      stoppedAsleep: false,
     });
   });
 

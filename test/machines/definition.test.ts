@@ -10,6 +10,7 @@ const AGENT_GUARDS = [
   'noActiveTasks',
   'isRecoverableFailure',
   'hasVerifiedRecoveryPoint',
+  'stoppedAsleep',
 ];
 
 interface Entry {

@@ -64,16 +64,15 @@ function agentEvent<T extends AgentEvent['type']>(type: T, pick: (e: Extract<Age
   return found;
 }
 
-const valueOnly = (snapshot: AnyMachineSnapshot): string => JSON.stringify(snapshot.value);
-
 export const agentModel: ModelSpec = {
   name: 'agent',
   machine: agentMachine,
   input: { agentId: 'agent-model' },
   events: agentEvents,
   // isStaleRun compares the event's runId with context.runId, which TURN.START always sets to
-  // `run-1` here; every other guard reads only the event. So the state value is enough.
-  serializeState: valueOnly,
+  // `run-1` here; stoppedAsleep reads whether the agent was stopped asleep; every other guard
+  // reads only the event. So the state value and that flag are enough.
+  serializeState: (snapshot) => JSON.stringify({ value: snapshot.value, stoppedAsleep: (snapshot.context as { stoppedAsleep: boolean }).stoppedAsleep }),
   allowList: ALLOW_LIST.agent,
   // A stale finish (`run-0`) is the late finish of an aborted run: only after a TURN.ABORT.
   realizable: (events) => {
