@@ -6,8 +6,8 @@ import { commandUsage, parseCommandLine, programUsage, UsageError, type CommandS
 import { startedByNpm, watchParent } from './cli/parent-watch.js';
 import { buildApp } from './http/app.js';
 import { createLogger, LOG_FORMATS, type LogFormat } from './http/logging.js';
-import { isHeapGrowthPercent, limitHeapGrowth } from './runtime/heap-growth.js';
-import { inspectLog } from './runtime/inspect-log.js';
+import { isHeapGrowthPercent, limitHeapGrowth } from './cli/heap-growth.js';
+import { inspectLog } from './cli/inspect-log.js';
 import { Runtime } from './runtime/runtime.js';
 import { MIGRATE_DRY_RUN_OPTIONS, REPLAY_COMMAND, runMigrateDryRun, runReplay } from './replay/commands.js';
 import { createStore } from './store/index.js';

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { limitHeapGrowth } from '../../src/runtime/heap-growth.js';
+import { limitHeapGrowth } from '../../src/cli/heap-growth.js';
 import { describeMachine, machineInfo } from './machine.js';
 import { summarize } from './stats.js';
 import { printTable, type Metric } from './table.js';

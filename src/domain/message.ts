@@ -45,6 +45,12 @@ export const MessageBody = z.discriminatedUnion('type', [
 ]);
 export type MessageBody = z.infer<typeof MessageBody>;
 
+/** A body as text: its text, or its JSON value rendered. */
+export function textOf(body: MessageBody | null): string {
+  if (!body) return '';
+  return body.type === 'text' ? body.text : JSON.stringify(body.value);
+}
+
 export const QueueEntryStatus = z.enum(['queued', 'dequeued', 'processed', 'interrupted', 'aborted', 'dropped']);
 export type QueueEntryStatus = z.infer<typeof QueueEntryStatus>;
 

@@ -1,8 +1,9 @@
 import { createActor, type AnyStateMachine, type StateValue } from 'xstate';
 import { SNAPSHOT_SCHEMA_VERSION } from '../domain/index.js';
-import { parseDoc, statePath } from '../runtime/agent-cell.js';
-import type { AgentDoc } from '../runtime/agent-doc.js';
-import { migrateSnapshot, verifySnapshot } from '../runtime/snapshots.js';
+import { parseDoc } from '../runtime/agent/agent-cell.js';
+import { statePath } from '../runtime/agent/tx.js';
+import type { AgentDoc } from '../runtime/agent/agent-doc.js';
+import { migrateSnapshot, verifySnapshot } from '../runtime/records/snapshots.js';
 import type { MachineSet } from './machines-module.js';
 
 /**

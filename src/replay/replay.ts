@@ -1,6 +1,6 @@
 import { initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine, type EventObject, type StateValue } from 'xstate';
 import { TransitionRecord, type AgentEvent } from '../domain/index.js';
-import { statePath } from '../runtime/agent-cell.js';
+import { statePath } from '../runtime/agent/tx.js';
 
 /**
  * Replays an agent's recorded transitions through pure machines: XState's `transition` computes

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DomainError, SNAPSHOT_SCHEMA_VERSION, type AgentEvent, type Snapshot } from '../../src/domain/index.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
-import { verifySnapshot } from '../../src/runtime/snapshots.js';
+import { verifySnapshot } from '../../src/runtime/records/snapshots.js';
 import { allEvents, openRuntime, untilAsleep } from '../runtime/helpers.js';
 import { readAgent } from './fixtures/data-dir.js';
 import { eventually, TempDirs } from './fixtures/harness.js';

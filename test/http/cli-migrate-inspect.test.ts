@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../src/domain/index.js';
 import { Runtime } from '../../src/runtime/runtime.js';
-import { signed } from '../../src/runtime/snapshots.js';
+import { signed } from '../../src/runtime/records/snapshots.js';
 import { tempDir, waitFor } from './helpers.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

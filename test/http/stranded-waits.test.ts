@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentSummary, Readiness, TaskRecord } from '../../src/domain/index.js';
 import { createStore } from '../../src/store/index.js';
-import { parseDoc } from '../../src/runtime/agent-cell.js';
-import { rosterOf } from '../../src/runtime/roster.js';
+import { parseDoc } from '../../src/runtime/agent/agent-cell.js';
+import { rosterOf } from '../../src/runtime/agent/roster.js';
 import { createAgent, serverSession, settled, startServer, tempDir, waitFor, type Client } from './helpers.js';
 
 const { api } = serverSession();

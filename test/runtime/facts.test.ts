@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { hasActiveTasks, idleBoundaryDecision } from '../../machines/contracts/index.js';
 import type { SchedulerFacts, TaskRecord } from '../../src/domain/index.js';
-import type { AgentDoc } from '../../src/runtime/agent-doc.js';
-import { factsOf } from '../../src/runtime/facts.js';
+import type { AgentDoc } from '../../src/runtime/agent/agent-doc.js';
+import { factsOf } from '../../src/runtime/agent/facts.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { MemoryStore } from '../../src/store/index.js';
 import { untilAsleep } from './helpers.js';

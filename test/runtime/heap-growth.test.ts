@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { limitHeapGrowth } from '../../src/runtime/heap-growth.js';
+import { limitHeapGrowth } from '../../src/cli/heap-growth.js';
 
 // Its effect is memory, measured by `BENCH_HEAP_GROWTH=100 npm run bench:scale` (bench/BENCHMARKS.md); here, its input.
 describe('limitHeapGrowth', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/index.js';
-import { textOf } from '../../src/runtime/messages.js';
+import { textOf } from '../../src/domain/index.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { MemoryStore, type Commit, type CommitResult } from '../../src/store/index.js';
 import { eventsOfType, eventually, tempDataDir, untilAsleep } from './helpers.js';

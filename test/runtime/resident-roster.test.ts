@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { compactHash, type AgentRoster } from '../../src/runtime/roster.js';
-import { ResidentRoster } from '../../src/runtime/resident-roster.js';
+import { compactHash, type AgentRoster } from '../../src/runtime/agent/roster.js';
+import { ResidentRoster } from '../../src/runtime/host/resident-roster.js';
 
 const hex = (token: string) => createHash('sha256').update(token).digest('hex');
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AgentCell, type CellEnv } from '../../src/runtime/agent-cell.js';
-import type { AgentDoc } from '../../src/runtime/agent-doc.js';
+import { AgentCell, type CellEnv } from '../../src/runtime/agent/agent-cell.js';
+import type { AgentDoc } from '../../src/runtime/agent/agent-doc.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { MemoryStore, type Commit, type CommitResult } from '../../src/store/index.js';
 import { untilAsleep } from './helpers.js';

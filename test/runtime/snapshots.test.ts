@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../src/domain/index.js';
-import { signed, verifySnapshot } from '../../src/runtime/snapshots.js';
+import { signed, verifySnapshot } from '../../src/runtime/records/snapshots.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
 import { eventually, openRuntime, tempDataDir, untilAsleep, runtimeSession } from './helpers.js';
 

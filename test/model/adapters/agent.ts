@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { EventObject } from 'xstate';
 import type { AgentEvent } from '../../../machines/index.js';
 import { DomainError, type TurnResult } from '../../../src/domain/index.js';
-import { statePath } from '../../../src/runtime/agent-cell.js';
+import { statePath } from '../../../src/runtime/agent/tx.js';
 import { transitionKey, type ModelPath, type ModelStep } from '../paths.js';
 import { runtimeApi, type AgentApi } from './agent-api.js';
 import { eventAt, INIT, type Driver } from './executor.js';

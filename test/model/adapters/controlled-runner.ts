@@ -1,5 +1,5 @@
 import type { TurnOffer, TurnResult } from '../../../src/domain/index.js';
-import type { TurnRunner } from '../../../src/runtime/turn-runner.js';
+import type { TurnRunner } from '../../../src/runtime/runners/turn-runner.js';
 
 interface Parked {
   offer: TurnOffer;

@@ -1,7 +1,7 @@
 import { initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine, type EventObject, type StateValue } from 'xstate';
 import { agentMachine, continuationMachine, supervisorMachine, taskMachine, type AgentEffect, type AgentStateMeta } from '../../../machines/index.js';
 import type { AgentStatus, LifecyclePhase, SchedulerFacts } from '../../../src/domain/index.js';
-import { statePath } from '../../../src/runtime/agent-cell.js';
+import { statePath } from '../../../src/runtime/agent/tx.js';
 
 /**
  * The real machines, stepped with XState's pure `transition` and interned: a model state holds a

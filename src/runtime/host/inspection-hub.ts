@@ -1,6 +1,6 @@
 import type { ActorRefLike, AnyActorRef, InspectionEvent, Subscription } from 'xstate';
-import { STATELY_INSPECT_VERSION, type InspectedSnapshot, type InspectionMessage } from '../domain/index.js';
-import { inspectionJson, type Json } from './inspection-json.js';
+import { STATELY_INSPECT_VERSION, type InspectedSnapshot, type InspectionMessage } from '../../domain/index.js';
+import { inspectionJson, type Json } from '../inspection-json.js';
 
 /**
  * Live inspection of agents' actors, only while someone watches. Each agent is its own root actor

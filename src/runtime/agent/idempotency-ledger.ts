@@ -1,4 +1,4 @@
-import { DomainError, type IdempotencyClaim, type IdempotencyRecord } from '../domain/index.js';
+import { DomainError, type IdempotencyClaim, type IdempotencyRecord } from '../../domain/index.js';
 import type { AgentDoc } from './agent-doc.js';
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { SNAPSHOT_SCHEMA_VERSION, Snapshot, type SnapshotBody, type SnapshotKind } from '../domain/index.js';
-import type { AgentDoc } from './agent-doc.js';
-import { newId } from './clock.js';
+import { SNAPSHOT_SCHEMA_VERSION, Snapshot, type SnapshotBody, type SnapshotKind } from '../../domain/index.js';
+import type { AgentDoc } from '../agent/agent-doc.js';
+import { newId } from '../clock.js';
 
 /**
  * Canonical JSON (keys sorted by UTF-16 code units, undefined members left out) so the checksum

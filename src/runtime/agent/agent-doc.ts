@@ -19,7 +19,7 @@ import {
   TransitionRecord,
   WaitConditionRecord,
   WorkItemRecord,
-} from '../domain/index.js';
+} from '../../domain/index.js';
 
 export const PendingWakeHint = z.object({
   reason: z.string(),

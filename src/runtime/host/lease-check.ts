@@ -1,4 +1,4 @@
-import type { Lease, Store } from '../store/store.js';
+import type { Lease, Store } from '../../store/store.js';
 
 /**
  * Whether the store still names `lease` (its holder and fencing token) as the write lease. A

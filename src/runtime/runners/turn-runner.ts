@@ -1,4 +1,4 @@
-import type { TurnOffer, TurnResult } from '../domain/index.js';
+import type { TurnOffer, TurnResult } from '../../domain/index.js';
 
 /**
  * The port a turn runs through. A runner receives the claimed messages and how the agent got

@@ -1,5 +1,5 @@
-import { isTerminalTask } from '../../machines/contracts/index.js';
-import type { SchedulerFacts } from '../domain/index.js';
+import { isTerminalTask } from '../../../machines/contracts/index.js';
+import type { SchedulerFacts } from '../../domain/index.js';
 import type { AgentDoc } from './agent-doc.js';
 
 /**

@@ -1,5 +1,4 @@
-import { TurnResult, type MessageEnvelope, type TurnAction } from '../domain/index.js';
-import { textOf } from './messages.js';
+import { textOf, TurnResult, type MessageEnvelope, type TurnAction } from '../../domain/index.js';
 import type { TurnRunner } from './turn-runner.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { AgentEvent } from '../domain/index.js';
+import type { AgentEvent } from '../../domain/index.js';
 
 type Listener = (event: AgentEvent) => void;
 

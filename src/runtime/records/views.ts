@@ -3,17 +3,17 @@ import {
   deriveClosure,
   deriveWorkItemScheduling,
   isTerminalTask,
-} from '../../machines/contracts/index.js';
+} from '../../../machines/contracts/index.js';
 import type {
   AgentSummary,
   ExternalTriggerSummary,
   ExternalTriggerRecord,
   WorkItemRecord,
   WorkItemView,
-} from '../domain/index.js';
-import type { AgentDoc } from './agent-doc.js';
-import type { AgentCell } from './agent-cell.js';
-import { factsOf } from './facts.js';
+} from '../../domain/index.js';
+import type { AgentDoc } from '../agent/agent-doc.js';
+import type { AgentCell } from '../agent/agent-cell.js';
+import { factsOf } from '../agent/facts.js';
 
 export function triggerSummary(trigger: ExternalTriggerRecord): ExternalTriggerSummary {
   return { id: trigger.id, delivery_mode: trigger.delivery_mode, status: trigger.status };

@@ -1,5 +1,5 @@
-import { DomainError, type IdempotencyClaim, type TurnClaim, type TurnOffer } from '../domain/index.js';
-import { newId } from './clock.js';
+import { DomainError, type IdempotencyClaim, type TurnClaim, type TurnOffer } from '../../domain/index.js';
+import { newId } from '../clock.js';
 
 interface Claim {
   /** The offer as the runtime made it (its `run_id` is the agent's current run). */

@@ -1,7 +1,7 @@
 import type { AnyActorRef, AnyMachineSnapshot, AnyStateMachine, AnyStateNode, StateValue } from 'xstate';
-import { agentMachine, continuationMachine, taskMachine } from '../../machines/index.js';
-import type { AcceptedEvent, ActorAccepts, AgentAccepts } from '../domain/index.js';
-import { guardName, guardRef } from '../visualize/names.js';
+import { agentMachine, continuationMachine, taskMachine } from '../../../machines/index.js';
+import type { AcceptedEvent, ActorAccepts, AgentAccepts } from '../../domain/index.js';
+import { guardName, guardRef } from '../../visualize/names.js';
 import type { AgentCell } from './agent-cell.js';
 
 /**

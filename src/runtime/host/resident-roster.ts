@@ -1,4 +1,4 @@
-import { compactHash, type AgentRoster } from './roster.js';
+import { compactHash, type AgentRoster } from '../agent/roster.js';
 
 /**
  * Every agent's latest committed roster entry, resident for all agents whether their cell is

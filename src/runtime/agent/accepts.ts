@@ -1,6 +1,6 @@
 import { createActor, transition, type AnyMachineSnapshot } from 'xstate';
 import { z } from 'zod';
-import type { AgentEvent as MachineEvent } from '../../machines/index.js';
+import type { AgentEvent as MachineEvent } from '../../../machines/index.js';
 import {
   AbortRunRequest,
   ControlRequest,
@@ -12,9 +12,10 @@ import {
   type StateAccepts,
   type ControlRoute,
   type ErrorCode,
-} from '../domain/index.js';
+} from '../../domain/index.js';
 import type { AgentDoc } from './agent-doc.js';
-import { statePath, type AgentCell, type AgentLogic } from './agent-cell.js';
+import type { AgentCell, AgentLogic } from './agent-cell.js';
+import { statePath } from './tx.js';
 import { factsOf } from './facts.js';
 
 /**

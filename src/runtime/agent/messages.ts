@@ -6,12 +6,12 @@ import {
   type MessageKind,
   type MessageOrigin,
   type Priority,
-} from '../domain/index.js';
-import { PRIORITY_ORDER } from '../domain/index.js';
-import { isTerminalTask, type ContinuationTrigger } from '../../machines/contracts/index.js';
+} from '../../domain/index.js';
+import { PRIORITY_ORDER } from '../../domain/index.js';
+import { isTerminalTask, type ContinuationTrigger } from '../../../machines/contracts/index.js';
 import type { AgentDoc } from './agent-doc.js';
 import { appendRecord, RECENT_KEYS_LIMIT } from './agent-doc.js';
-import { newId } from './clock.js';
+import { newId } from '../clock.js';
 
 export interface NewMessage {
   kind: MessageKind;
@@ -92,9 +92,4 @@ export function triggerOf(doc: AgentDoc, message: MessageEnvelope): Continuation
     };
   }
   return { kind: message.trigger_kind, contentful: contentful(message.body) };
-}
-
-export function textOf(body: MessageBody | null): string {
-  if (!body) return '';
-  return body.type === 'text' ? body.text : JSON.stringify(body.value);
 }

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { derivePosture } from '../../machines/contracts/index.js';
-import { AgentListEntry, TERMINAL_TASK_STATUSES, TRANSITIONAL_PHASES } from '../domain/index.js';
+import { derivePosture } from '../../../machines/contracts/index.js';
+import { AgentListEntry, TERMINAL_TASK_STATUSES, TRANSITIONAL_PHASES } from '../../domain/index.js';
 import type { AgentDoc } from './agent-doc.js';
 import { factsOf } from './facts.js';
 import { headOfQueue } from './messages.js';
-import { strandedWaits } from './waits.js';
+import { strandedWaits } from './stranded-waits.js';
 
 /** Phases whose protocol a crash leaves open: `recoverAgent` runs their effect again. */
 const TRANSITIONAL: ReadonlySet<string> = new Set(TRANSITIONAL_PHASES);
