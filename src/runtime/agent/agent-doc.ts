@@ -19,6 +19,7 @@ import {
   TransitionRecord,
   WaitConditionRecord,
   WorkItemRecord,
+  type CreateAgentRequest,
 } from '../../domain/index.js';
 
 export const PendingWakeHint = z.object({
@@ -298,4 +299,46 @@ function dropOldest<T>(items: T[], settled: (item: T) => boolean, kept: number):
   let excess = count - kept;
   if (excess <= 0) return items;
   return items.filter((item) => !(settled(item) && excess-- > 0));
+}
+
+/** The document of a new agent in Created (seed 002 step 1), before anything is stored. */
+export function newAgentDoc(agentId: string, req: CreateAgentRequest, now: string): AgentDoc {
+  return {
+    identity: {
+      agent_id: agentId,
+      kind: 'agent',
+      profile_preset: req.profile ?? 'default',
+      owner: req.owner ?? 'operator',
+      mission: req.mission ?? '',
+      registry_status: 'active',
+      identity_version: 1,
+      parent_agent_id: null,
+      created_at: now,
+    },
+    config: { turn_runner: req.config?.turn_runner ?? 'scripted', model: req.config?.model ?? 'scripted' },
+    state: { agent_id: agentId, status: 'booting', phase: 'created', state_version: 0, current_run_id: null, current_work_item_id: null, pending: 0, turn_index: 0, sleeping_until: null, last_continuation: null },
+    machine: null,
+    queue: [],
+    next_message_seq: 1,
+    work_items: [],
+    waits: [],
+    timers: [],
+    tasks: [],
+    triggers: [],
+    effects: [],
+    transitions: [],
+    pending_transition: null,
+    transition_count: 0,
+    snapshots: [],
+    last_closure: null,
+    last_turn_terminal: null,
+    last_decision: null,
+    runtime_error: false,
+    pending_wake_hint: null,
+    recent_keys: [],
+    idempotency: [],
+    refusal: null,
+    failure: null,
+    last_commit_at: now,
+  };
 }

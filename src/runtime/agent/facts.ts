@@ -1,4 +1,4 @@
-import { isTerminalTask } from '../../../machines/contracts/index.js';
+import { isActiveWait, isTerminalTask } from '../../../machines/contracts/index.js';
 import type { SchedulerFacts } from '../../domain/index.js';
 import type { AgentDoc } from './agent-doc.js';
 
@@ -27,7 +27,7 @@ export function factsOf(doc: AgentDoc): SchedulerFacts {
       updated_at: w.updated_at,
     })),
     waits: doc.waits
-      .filter((w) => w.status === 'active' || w.status === 'triggered')
+      .filter(isActiveWait)
       .map((w) => ({ id: w.id, kind: w.kind, status: w.status, work_item_id: w.work_item_id, subject_ref: w.subject_ref })),
     tasks: doc.tasks.filter((t) => !isTerminalTask(t.status)).map((t) => ({ id: t.id, status: t.status, work_item_id: t.work_item_id })),
     active_timers: doc.timers.filter((t) => t.status === 'active').length,

@@ -8,7 +8,7 @@ import {
   type Priority,
 } from '../../domain/index.js';
 import { PRIORITY_ORDER } from '../../domain/index.js';
-import { isTerminalTask, type ContinuationTrigger } from '../../../machines/contracts/index.js';
+import { isActiveWait, isTerminalTask, type ContinuationTrigger } from '../../../machines/contracts/index.js';
 import type { AgentDoc } from './agent-doc.js';
 import { appendRecord, RECENT_KEYS_LIMIT } from './agent-doc.js';
 import { newId } from '../clock.js';
@@ -53,15 +53,21 @@ export function admitMessage(doc: AgentDoc, message: NewMessage, now: Date): Mes
   return envelope;
 }
 
+/** A message still to run: queued, or interrupted by a restart (replayed). */
+export function isPending(message: MessageEnvelope): boolean {
+  return message.status === 'queued' || message.status === 'interrupted';
+}
+
+/** How many messages are still to run (`state.pending`, and a wake hint's queue depth). */
 export function pendingCount(doc: AgentDoc): number {
-  return doc.queue.filter((m) => m.status === 'queued' || m.status === 'interrupted').length;
+  return doc.queue.filter(isPending).length;
 }
 
 /** The next message to run: highest lane first, FIFO (by seq) within a lane. */
 export function headOfQueue(doc: AgentDoc): MessageEnvelope | null {
   let head: MessageEnvelope | null = null;
   for (const message of doc.queue) {
-    if (message.status !== 'queued' && message.status !== 'interrupted') continue;
+    if (!isPending(message)) continue;
     if (!head || rank(message) < rank(head) || (rank(message) === rank(head) && message.seq < head.seq)) head = message;
   }
   return head;
@@ -82,7 +88,7 @@ export function triggerOf(doc: AgentDoc, message: MessageEnvelope): Continuation
   if (message.trigger_kind === 'task_result') {
     const task = doc.tasks.find((t) => t.id === message.task_id);
     const terminal = task ? isTerminalTask(task.status) : false;
-    const waiting = doc.waits.find((w) => w.kind === 'task' && w.subject_ref === message.task_id && (w.status === 'active' || w.status === 'triggered'));
+    const waiting = doc.waits.find((w) => w.kind === 'task' && w.subject_ref === message.task_id && isActiveWait(w));
     const ownItem = waiting?.work_item_id ?? doc.state.current_work_item_id;
     return {
       kind: 'task_result',

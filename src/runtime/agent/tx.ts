@@ -284,7 +284,8 @@ export class Tx {
     const write = async () =>
       this.env.store.commit({
         agent_id: this.cell.id,
-        expected_version: expected,
+        // A cell at version 0 holds an agent not stored yet: its first commit creates it.
+        expected_version: expected === 0 ? null : expected,
         doc,
         events,
         fencing_token: this.env.fencingToken(),

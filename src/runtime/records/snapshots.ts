@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { SNAPSHOT_SCHEMA_VERSION, Snapshot, type SnapshotBody, type SnapshotKind } from '../../domain/index.js';
-import type { AgentDoc } from '../agent/agent-doc.js';
+import { DomainError, SNAPSHOT_SCHEMA_VERSION, Snapshot, type SnapshotBody, type SnapshotKind } from '../../domain/index.js';
+import { addSnapshot, type AgentDoc } from '../agent/agent-doc.js';
+import type { Tx } from '../agent/tx.js';
 import { newId } from '../clock.js';
 
 /**
@@ -154,4 +155,44 @@ export function signed(snapshot: Omit<Snapshot, 'recovery'> & { recovery: Omit<S
   const result = { ...snapshot, recovery: { ...snapshot.recovery, checksum: checksumOf(snapshot) } };
   intact.add(result);
   return result;
+}
+
+/** Who stamps a snapshot: this node, under its current fencing token. */
+export interface SnapshotStamp {
+  readonly nodeId: string;
+  fencingToken(): number;
+}
+
+/** Takes a snapshot of the agent as the operation has it, into its records and log. */
+export function takeSnapshot(tx: Tx, kind: Snapshot['kind'], stamp: SnapshotStamp): Snapshot {
+  tx.syncMachine();
+  const snapshot = buildSnapshot(tx.doc, kind, { fencingToken: stamp.fencingToken(), holder: stamp.nodeId, now: tx.now });
+  addSnapshot(tx.doc, snapshot);
+  tx.emit('snapshot_taken', { snapshot_id: snapshot.snapshot_id, kind, checksum: snapshot.recovery.checksum });
+  return snapshot;
+}
+
+/**
+ * `holon-xstate migrate`: rewrites the agent's intact snapshots of another schema version at the
+ * current one. Corrupted snapshots are left as they are (`skipped_corrupted`): waking on them
+ * goes through Recovering, which builds a fresh recovery point.
+ */
+export function migrateSnapshots(tx: Tx): { migrated: number; skipped_corrupted: number } {
+  let migrated = 0;
+  let skipped = 0;
+  tx.doc.snapshots = tx.doc.snapshots.map((snapshot) => {
+    const next = migrateSnapshot(snapshot);
+    if (!next) skipped += 1;
+    else if (next !== snapshot) migrated += 1;
+    return next ?? snapshot;
+  });
+  tx.doc.refusal = null;
+  tx.emit('snapshot_taken', { migrated, skipped_corrupted: skipped });
+  return { migrated, skipped_corrupted: skipped };
+}
+
+export function findSnapshot(doc: AgentDoc, snapshotId: string): Snapshot {
+  const snapshot = doc.snapshots.find((s) => s.snapshot_id === snapshotId);
+  if (!snapshot) throw new DomainError('snapshot_not_found', `snapshot ${snapshotId} not found`);
+  return snapshot;
 }

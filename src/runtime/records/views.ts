@@ -2,9 +2,14 @@ import {
   derivePosture,
   deriveClosure,
   deriveWorkItemScheduling,
+  isActiveWait,
   isTerminalTask,
 } from '../../../machines/contracts/index.js';
 import type {
+  ActorNodeShape,
+  AgentStateView,
+  EventsPage,
+  EventsQuery,
   AgentSummary,
   ExternalTriggerSummary,
   ExternalTriggerRecord,
@@ -13,6 +18,7 @@ import type {
 } from '../../domain/index.js';
 import type { AgentDoc } from '../agent/agent-doc.js';
 import type { AgentCell } from '../agent/agent-cell.js';
+import type { Tx } from '../agent/tx.js';
 import { factsOf } from '../agent/facts.js';
 
 export function triggerSummary(trigger: ExternalTriggerRecord): ExternalTriggerSummary {
@@ -90,10 +96,59 @@ export function assembleSummary(cell: SummarySource): AgentSummary {
     active_children: doc.tasks
       .filter((t) => t.child_agent_id && !isTerminalTask(t.status))
       .map((t) => ({ agent_id: t.child_agent_id ?? '', task_id: t.id, status: t.status })),
-    active_wait_conditions: doc.waits.filter((w) => w.status === 'active' || w.status === 'triggered'),
+    active_wait_conditions: doc.waits.filter(isActiveWait),
     active_external_triggers: doc.triggers.filter((t) => t.status === 'active').map(triggerSummary),
     phase: doc.state.phase,
     state_version: doc.state.state_version,
     statechart: statechartOf(cell),
+  };
+}
+
+/** The AgentSummary of the agent as the operation leaves it (its draft and live actor). */
+export function draftSummary(tx: Tx): AgentSummary {
+  tx.syncMachine();
+  return assembleSummary({ doc: tx.doc, actor: tx.cell.actor });
+}
+
+/** GetState: the summary and every unfinished record. */
+export function stateView(cell: SummarySource): AgentStateView {
+  const doc = cell.doc;
+  return {
+    summary: assembleSummary(cell),
+    queue: doc.queue.filter((m) => m.status === 'queued' || m.status === 'interrupted' || m.status === 'dequeued'),
+    tasks: doc.tasks.filter((t) => !isTerminalTask(t.status)),
+    timers: doc.timers,
+    work_items: doc.work_items.map((w) => workItemView(doc, w)),
+    waits: doc.waits.filter(isActiveWait),
+    triggers: doc.triggers.map(triggerSummary),
+    last_decision: doc.last_decision,
+  };
+}
+
+/** The agent actor and its children, with the state each is in. */
+export function actorTree(agentId: string, cell: SummarySource): ActorNodeShape {
+  const chart = statechartOf(cell);
+  return {
+    id: `agent:${agentId}`,
+    machine: 'agent',
+    state: chart['agent'] ?? null,
+    children: Object.entries(chart)
+      .filter(([id]) => id !== 'agent')
+      .map(([id, state]) => ({ id, machine: id === 'continuation' ? 'continuation' : 'task', state, children: [] })),
+  };
+}
+
+/** A page of the event log with the cursors a client pages on. */
+export function eventsPageOf(page: Pick<EventsPage, 'events' | 'oldest_seq' | 'newest_seq'>, q: EventsQuery): EventsPage {
+  const seqs = page.events.map((e) => e.event_seq);
+  const min = seqs.length ? Math.min(...seqs) : 0;
+  const max = seqs.length ? Math.max(...seqs) : 0;
+  return {
+    events: page.events,
+    oldest_seq: page.oldest_seq,
+    newest_seq: page.newest_seq,
+    cursor_seq: q.order === 'asc' ? max || (q.after_seq ?? 0) : min || (q.before_seq ?? 0),
+    has_older: seqs.length > 0 ? min > page.oldest_seq : false,
+    has_newer: seqs.length > 0 ? max < page.newest_seq : false,
   };
 }

@@ -20,12 +20,13 @@ interface ShardView {
 }
 
 /**
- * The runtime has no API that shows its supervisor shards, so this reads its private `shards`
- * field (observation only: the paths drive the runtime through its API). A view of the shards
+ * The runtime has no API that shows its supervisor shards, so this reads the private `shards`
+ * list of its ShardPool (observation only: the paths drive the runtime through its API). A view of the shards
  * (e.g. in `readiness()` or `actorTree`) would replace this.
  */
 function shardsOf(runtime: Runtime): Shard[] {
-  const shards: unknown = Reflect.get(runtime, 'shards');
+  const pool: unknown = Reflect.get(runtime, 'shards');
+  const shards: unknown = typeof pool === 'object' && pool !== null ? Reflect.get(pool, 'shards') : undefined;
   if (!Array.isArray(shards)) throw new Error('Runtime has no `shards` array any more: update the supervisor probe');
   return shards as Shard[];
 }

@@ -181,7 +181,7 @@ function launch(ctx: StepContext, i: number, a: number, slot: number): boolean {
     launches[slot] = false;
     const task = d.doc.t[slot];
     if (!task || task.e !== 'started' || ctx.model.machines.task.path(task.m) !== 'queued') return true;
-    // `stillHoldsLease` before the spawn (src/runtime/lease-check.ts).
+    // `stillHoldsLease` before the spawn (LeaseKeeper.stillHeld, src/runtime/host/lease-keeper.ts).
     if (!ctx.model.faults.launchWithoutLeaseCheck && !ctx.holds(i)) {
       ctx.leaseLost(i);
       return true;

@@ -1,0 +1,115 @@
+import { workSignal } from '../../../machines/contracts/index.js';
+import { factsOf } from '../agent/facts.js';
+import { admitMessage, headOfQueue } from '../agent/messages.js';
+import { needsRecovery } from '../agent/roster.js';
+import type { Tx } from '../agent/tx.js';
+import type { AgentCells } from '../host/cells.js';
+import { recordDecision } from '../records/decisions.js';
+import { Soon } from '../soon.js';
+import { emitWakeTick } from './ingress.js';
+import type { Lifecycle } from './lifecycle.js';
+import type { Turns } from './turns.js';
+
+/**
+ * The scheduler lane of every agent (holon-reference §6.5): after each operation the agent is
+ * looked at again, once per turn of the event loop, and takes one step — sleep or wake, claim the
+ * head message, replay a pending wake hint, tick its runnable work, or go idle.
+ */
+export class Scheduler {
+  /** Scheduler steps asked for, one per agent per turn of the event loop. */
+  private readonly steps = new Soon((agentId) => this.step(agentId));
+
+  constructor(
+    private readonly cells: Pick<AgentCells, 'get' | 'mutateCell' | 'isClosing'>,
+    private readonly lifecycle: Pick<Lifecycle, 'drain'>,
+    private readonly turns: Pick<Turns, 'claim'>,
+    /** Whether this instance may still act (it holds the lease). */
+    private readonly acting: () => boolean,
+  ) {}
+
+  /** Asks the agent's scheduler to look at it again, after the operations already queued. */
+  kick(agentId: string): void {
+    if (this.cells.isClosing || !this.acting()) return;
+    this.steps.ask(agentId);
+  }
+
+  private async step(agentId: string): Promise<void> {
+    const cell = this.cells.get(agentId);
+    if (!cell || this.cells.isClosing) return;
+    const again = await this.cells.mutateCell(cell, async (tx) => this.schedule(tx), { allowTerminated: true, kick: false });
+    if (again) this.kick(agentId);
+  }
+
+  /** One scheduler decision (holon-reference §6.5); returns whether to look again. */
+  private async schedule(tx: Tx): Promise<boolean> {
+    const doc = tx.doc;
+    if (!['active', 'sleeping'].includes(doc.state.phase)) return false;
+    if (doc.state.status === 'stopped') {
+      // Stopped, like asleep, holds no compute once nothing is in flight: the actor goes, its
+      // snapshot stays (Start, or a task's end, rehydrates it).
+      if (!needsRecovery(doc)) tx.passivate();
+      return false;
+    }
+    if (doc.state.current_run_id) return false;
+    const head = headOfQueue(doc);
+    if (doc.state.phase === 'sleeping') {
+      // Nothing to wake for, or a wake refused until the agent is migrated: asleep holds no actor.
+      if ((!head && !doc.pending_wake_hint) || doc.refusal) {
+        tx.passivate();
+        return false;
+      }
+      tx.send({ type: 'WAKE', reason: head ? `message ${head.id} queued` : 'wake hint pending' }, { reason: 'work arrived while asleep', trigger: 'system' });
+      await this.lifecycle.drain(tx);
+      // A refused wake is back asleep at once: no actor is left live for it.
+      if (tx.doc.state.phase === 'sleeping') tx.passivate();
+      return true;
+    }
+    if (head) {
+      await this.turns.claim(tx, head);
+      return false;
+    }
+    if (doc.pending_wake_hint) {
+      tx.tellChild('continuation', { type: 'HINT.FLUSH' });
+      emitWakeTick(tx, doc.pending_wake_hint.reason, doc.pending_wake_hint.source, doc.pending_wake_hint.created_at);
+      doc.pending_wake_hint = null;
+      return true;
+    }
+    const signal = workSignal(factsOf(doc));
+    if (signal) {
+      const item = doc.work_items.find((w) => w.id === signal.work_item_id);
+      const key = `work_queue:${signal.reactivation_mode}:${signal.work_item_id}:${item?.revision ?? 0}`;
+      if (!doc.recent_keys.includes(key)) {
+        const decision = { kind: 'emit_system_tick' as const, reason: signal.reactivation_mode, model_reentry: true, liveness_only: false, work_item_id: signal.work_item_id, boundary: 'idle_tick' as const, evidence: [key] };
+        recordDecision(tx, decision);
+        admitMessage(
+          doc,
+          {
+            kind: 'system_tick',
+            origin: { kind: 'system', subsystem: 'work_queue' },
+            authority_class: 'runtime_instruction',
+            priority: 'normal',
+            body: { type: 'text', text: `${signal.reactivation_mode === 'continue_active' ? 'Continue current work item' : 'Queued work item is available'}: ${item?.objective ?? ''}` },
+            work_item_id: signal.work_item_id,
+            idempotency_key: key,
+            metadata: { work_queue: { reason: signal.reactivation_mode, idempotency_key: key, work_item_id: signal.work_item_id } },
+          },
+          tx.now,
+        );
+        tx.emit('message_queued', { kind: 'system_tick', reason: signal.reactivation_mode, work_item_id: signal.work_item_id });
+        return true;
+      }
+    }
+    const facts = factsOf(doc);
+    // Awaiting a task, the machine takes no IDLE: the task's TASK.SETTLED moves it on.
+    if (tx.send({ type: 'IDLE', facts }, { reason: 'no queued input, no runnable work', trigger: 'system' })) {
+      recordDecision(tx, { kind: 'sleep', reason: 'no_pending_scheduler_facts', model_reentry: false, liveness_only: true, boundary: 'lifecycle_sleep', evidence: [] });
+      await this.lifecycle.drain(tx);
+      const asleep = tx.doc.state.phase === 'sleeping';
+      // Committed at the end: the draft is not used again, so it is handed over, not copied.
+      await tx.finish();
+      // A failed sleep went through Recovering back to Active: that agent stays live.
+      if (asleep) tx.passivate();
+    }
+    return false;
+  }
+}
