@@ -13,14 +13,21 @@ import type { WaitingSchedulingState, WaitingWorkItem } from './work-item.js';
 
 export { hasActiveTasks, hasQueuedInput, hasRunnableWork } from './predicates.js';
 
-type DecisionExtras = Partial<Omit<SchedulerDecision, 'kind' | 'reason'>>;
+type DecisionExtras = Partial<Omit<SchedulerDecision, 'kind' | 'reason' | 'liveness_only'>>;
 
+/**
+ * Seed 003: `model_reentry=false` means the wake is a liveness check — the scheduler looks at the
+ * posture again without bringing the model back in. So a decision is liveness-only exactly when it
+ * does not re-enter the model: Stop, the WaitFor* decisions, Sleep, StayIdle, Noop, a message
+ * reduced without a turn, and the system tick of a system wait (holon-reference §6.2, §6.3).
+ */
 function decision(kind: SchedulerDecisionKind, reason: string, extras: DecisionExtras = {}): SchedulerDecision {
-  return { kind, reason, model_reentry: false, liveness_only: false, evidence: [], ...extras };
+  const model_reentry = extras.model_reentry ?? false;
+  return { kind, reason, evidence: [], ...extras, model_reentry, liveness_only: !model_reentry };
 }
 
 function stop(boundary: DecisionBoundary, extras: DecisionExtras = {}): SchedulerDecision {
-  return decision('stop', 'agent_stopped', { liveness_only: true, boundary, ...extras });
+  return decision('stop', 'agent_stopped', { boundary, ...extras });
 }
 
 /** Ref §6.3: what the idle scheduler does about each kind of waiting work item. */
@@ -38,7 +45,6 @@ function workItemWaitDecision(waiting: WaitingWorkItem, facts: SchedulerFacts): 
   const taskWait = activeWaitsOf(waiting.item.id, facts).find((wait) => wait.kind === 'task');
   return decision(kind, reason, {
     work_item_id: waiting.item.id,
-    liveness_only: waiting.state === 'waiting_system',
     // Only a waiting_task item can hold a task wait: task outranks every other wait kind.
     ...(taskWait?.subject_ref ? { task_id: taskWait.subject_ref } : {}),
   });
@@ -115,24 +121,24 @@ export function idleBoundaryDecision(facts: SchedulerFacts): SchedulerDecision {
   return decision('sleep', 'no_pending_scheduler_facts', { boundary });
 }
 
-/** Ref §6.2 rules 1–2: the decision for one admitted message, given its continuation resolution. */
+/**
+ * Ref §6.2 rules 1–2: the decision for one admitted message, given its continuation resolution;
+ * `null` for a message with no continuation trigger (a kind that is only reduced, ref §5).
+ */
 export function decideForMessage(
   facts: SchedulerFacts,
-  resolution: ContinuationResolution,
+  resolution: ContinuationResolution | null,
   message_id: string,
 ): SchedulerDecision {
   const boundary: DecisionBoundary = 'message_processing';
   if (facts.status === 'stopped') return stop(boundary, { message_id });
+  const queue = [`queue_len=${facts.queue.queued + facts.queue.interrupted}`, `turn_in_progress=${facts.current_run_id !== null}`];
+  if (resolution === null) return decision('reduce_message_only', 'no_continuation_trigger', { message_id, boundary, evidence: queue });
   return decision(resolution.model_reentry ? 'start_model_turn' : 'reduce_message_only', resolution.class, {
     model_reentry: resolution.model_reentry,
-    liveness_only: resolution.class === 'liveness_only',
     message_id,
     boundary,
-    evidence: [
-      `trigger_kind=${resolution.trigger_kind}`,
-      `queue_len=${facts.queue.queued + facts.queue.interrupted}`,
-      `turn_in_progress=${facts.current_run_id !== null}`,
-    ],
+    evidence: [`trigger_kind=${resolution.trigger_kind}`, ...queue],
   });
 }
 

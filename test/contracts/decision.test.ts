@@ -14,17 +14,21 @@ import {
 import type { IdleSignal } from '../../machines/contracts/index.js';
 import { T1, T2, facts, item, named, task, wait } from './fixtures.js';
 
+/** An expected decision: liveness-only exactly when it does not re-enter the model (seed 003). */
 function decision(
   kind: SchedulerDecision['kind'],
   reason: string,
-  patch: Partial<SchedulerDecision> = {},
+  patch: Partial<Omit<SchedulerDecision, 'liveness_only'>> = {},
 ): SchedulerDecision {
-  return { kind, reason, model_reentry: false, liveness_only: false, evidence: [], ...patch };
+  const model_reentry = patch.model_reentry ?? false;
+  return { kind, reason, evidence: [], ...patch, model_reentry, liveness_only: !model_reentry };
 }
 
 function expectDecision(result: SchedulerDecision | null, expected: SchedulerDecision | null): void {
   expect(result).toStrictEqual(expected);
   if (result !== null) expect(SchedulerDecision.safeParse(result).success).toBe(true);
+  // Seed 003: model_reentry=false is a liveness check, whatever the decision's kind.
+  if (result !== null) expect(result.liveness_only).toBe(!result.model_reentry);
 }
 
 /** The current item w1 waits on task t9. */
@@ -117,7 +121,7 @@ const waitRows: WaitRow[] = [
   {
     rule: 'ref§6.3 item system wait → emit_system_tick (liveness only)',
     facts: facts({ work_items: [item('w1')], waits: [wait('system', { work_item_id: 'w1' })] }),
-    expected: decision('emit_system_tick', 'work_item_system_wait', { work_item_id: 'w1', liveness_only: true }),
+    expected: decision('emit_system_tick', 'work_item_system_wait', { work_item_id: 'w1' }),
   },
 ];
 
@@ -133,7 +137,7 @@ const idleRows: WaitRow[] = [
   {
     rule: 'ref§6.4 stopped → stop (liveness only), over waits and work',
     facts: facts({ ...taskWaiting, status: 'stopped', work_items: [item('w2')] }),
-    expected: decision('stop', 'agent_stopped', { liveness_only: true, ...idle }),
+    expected: decision('stop', 'agent_stopped', idle),
   },
   {
     rule: 'ref§6.4 a wait decision applies at the idle boundary',
@@ -214,7 +218,7 @@ function resolution(patch: Partial<ContinuationResolution>): ContinuationResolut
 interface MessageRow {
   rule: string;
   facts: SchedulerFacts;
-  resolution: ContinuationResolution;
+  resolution: ContinuationResolution | null;
   expected: SchedulerDecision;
 }
 
@@ -223,7 +227,7 @@ const messageRows: MessageRow[] = [
     rule: 'ref§6.2 rule 1 stopped → stop, even for a model re-entry',
     facts: facts({ status: 'stopped' }),
     resolution: resolution({}),
-    expected: decision('stop', 'agent_stopped', { liveness_only: true, message_id: 'm1', boundary: 'message_processing' }),
+    expected: decision('stop', 'agent_stopped', { message_id: 'm1', boundary: 'message_processing' }),
   },
   {
     rule: 'ref§6.2 rule 2 model re-entry → start_model_turn',
@@ -241,10 +245,19 @@ const messageRows: MessageRow[] = [
     facts: facts({ status: 'awake_running', current_run_id: 'run-1' }),
     resolution: resolution({ class: 'liveness_only', model_reentry: false, trigger_kind: 'system_tick' }),
     expected: decision('reduce_message_only', 'liveness_only', {
-      liveness_only: true,
       message_id: 'm1',
       boundary: 'message_processing',
       evidence: ['trigger_kind=system_tick', 'queue_len=0', 'turn_in_progress=true'],
+    }),
+  },
+  {
+    rule: 'ref§5/§6.2 rule 2 a message kind with no continuation trigger → reduce_message_only (liveness only)',
+    facts: facts({ queue: { queued: 1, interrupted: 0 } }),
+    resolution: null,
+    expected: decision('reduce_message_only', 'no_continuation_trigger', {
+      message_id: 'm1',
+      boundary: 'message_processing',
+      evidence: ['queue_len=1', 'turn_in_progress=false'],
     }),
   },
 ];
@@ -270,7 +283,7 @@ const signalRows: SignalRow[] = [
     rule: 'ref§6.2 rule 1 stopped → stop for any idle signal',
     facts: facts({ status: 'stopped', current_run_id: 'run-1' }),
     signal: { kind: 'wake_hint', duplicate: false },
-    expected: decision('stop', 'agent_stopped', { liveness_only: true, ...tick }),
+    expected: decision('stop', 'agent_stopped', tick),
   },
   {
     rule: 'ref§6.2 rule 3 turn in progress → noop turn_in_progress',

@@ -1,4 +1,4 @@
-import { wakeHintDisposition } from '../../../machines/contracts/index.js';
+import { decideIdleSignal, wakeHintDisposition } from '../../../machines/contracts/index.js';
 import {
   DomainError,
   EnqueueRequest,
@@ -9,6 +9,7 @@ import {
   type MessageAccepted,
   type WakeResult,
 } from '../../domain/index.js';
+import { factsOf } from '../agent/facts.js';
 import { admitMessage, pendingCount, type NewMessage } from '../agent/messages.js';
 import type { Tx } from '../agent/tx.js';
 import type { CallbackBody, MutationOptions } from '../api.js';
@@ -26,10 +27,16 @@ export function refuseStopped(tx: Tx): void {
   }
 }
 
-/** Queues the system tick a wake hint becomes (seed 003), once per hint (its key). */
+/**
+ * A wake hint becomes a system tick (seed 003), once per hint (its key): the decision is the
+ * contract's (`decideIdleSignal`, holon-reference §6.2 rule 3), recorded before the tick is queued;
+ * a hint whose tick was queued already is a `noop(duplicate_wake_hint)`.
+ */
 export function emitWakeTick(tx: Tx, reason: string, source: string | null, createdAt: string, triggerId: string | null = null): void {
   const key = `wake_hint:${triggerId ?? source ?? 'unknown'}:${createdAt}`;
-  if (tx.doc.recent_keys.includes(key)) return;
+  const decision = decideIdleSignal(factsOf(tx.doc), { kind: 'wake_hint', duplicate: tx.doc.recent_keys.includes(key) });
+  recordDecision(tx, decision);
+  if (decision.kind !== 'emit_system_tick') return;
   admitMessage(tx.doc, { kind: 'system_tick', origin: { kind: 'system', subsystem: 'wake_hint' }, authority_class: 'runtime_instruction', priority: 'next', body: { type: 'text', text: `wake hint: ${reason}` }, idempotency_key: key, metadata: { wake_hint: { reason, source, external_trigger_id: triggerId, idempotency_key: key } } }, tx.now);
   tx.emit('message_queued', { kind: 'system_tick', reason: 'wake_hint' });
 }
@@ -117,7 +124,6 @@ export class Ingress {
         doc.pending_wake_hint = { reason, source, external_trigger_id: triggerId, created_at: tx.now.toISOString() };
       } else if (disposition === 'triggered') {
         doc.pending_wake_hint = null;
-        recordDecision(tx, { kind: 'emit_system_tick', reason: 'wake_hint', model_reentry: true, liveness_only: false, boundary: 'idle_tick', evidence: [`source:${source}`] });
         emitWakeTick(tx, reason, source, tx.now.toISOString(), triggerId);
       }
       if (delivery) recordDelivery(tx, delivery, disposition);

@@ -1,4 +1,4 @@
-import { workSignal } from '../../../machines/contracts/index.js';
+import { decideIdleSignal, idleBoundaryDecision, workSignal } from '../../../machines/contracts/index.js';
 import { factsOf } from '../agent/facts.js';
 import { admitMessage, headOfQueue } from '../agent/messages.js';
 import { needsRecovery } from '../agent/roster.js';
@@ -68,18 +68,23 @@ export class Scheduler {
       await this.turns.claim(tx, head);
       return false;
     }
-    if (doc.pending_wake_hint) {
+    // Ref §6.6: a pending wake hint first, then runnable work; each decision is the contract's.
+    const hint = doc.pending_wake_hint;
+    if (hint) {
       tx.tellChild('continuation', { type: 'HINT.FLUSH' });
-      emitWakeTick(tx, doc.pending_wake_hint.reason, doc.pending_wake_hint.source, doc.pending_wake_hint.created_at);
       doc.pending_wake_hint = null;
+      emitWakeTick(tx, hint.reason, hint.source, hint.created_at);
       return true;
     }
     const signal = workSignal(factsOf(doc));
     if (signal) {
       const item = doc.work_items.find((w) => w.id === signal.work_item_id);
       const key = `work_queue:${signal.reactivation_mode}:${signal.work_item_id}:${item?.revision ?? 0}`;
-      if (!doc.recent_keys.includes(key)) {
-        const decision = { kind: 'emit_system_tick' as const, reason: signal.reactivation_mode, model_reentry: true, liveness_only: false, work_item_id: signal.work_item_id, boundary: 'idle_tick' as const, evidence: [key] };
+      const kind = signal.reactivation_mode === 'continue_active' ? 'continue_active' : 'queued_available';
+      const decision = decideIdleSignal(factsOf(doc), { kind, duplicate: doc.recent_keys.includes(key) });
+      // A suppressed tick (its key queued already) is not recorded: the scheduler looks again on
+      // every kick, and would record the same suppression each time.
+      if (decision.kind === 'emit_system_tick') {
         recordDecision(tx, decision);
         admitMessage(
           doc,
@@ -100,9 +105,10 @@ export class Scheduler {
       }
     }
     const facts = factsOf(doc);
-    // Awaiting a task, the machine takes no IDLE: the task's TASK.SETTLED moves it on.
+    // Awaiting a task, the machine takes no IDLE: the task's TASK.SETTLED moves it on. Taken, the
+    // agent goes to sleep on the contract's idle-boundary decision: sleep, or the wait it keeps.
     if (tx.send({ type: 'IDLE', facts }, { reason: 'no queued input, no runnable work', trigger: 'system' })) {
-      recordDecision(tx, { kind: 'sleep', reason: 'no_pending_scheduler_facts', model_reentry: false, liveness_only: true, boundary: 'lifecycle_sleep', evidence: [] });
+      recordDecision(tx, idleBoundaryDecision(facts));
       await this.lifecycle.drain(tx);
       const asleep = tx.doc.state.phase === 'sleeping';
       // Committed at the end: the draft is not used again, so it is handed over, not copied.

@@ -50,10 +50,8 @@ export class Turns {
     const doc = tx.doc;
     const trigger = triggerOf(doc, message);
     const resolution = trigger ? resolveContinuation(trigger, doc.last_closure) : null;
-    const decision = resolution
-      ? decideForMessage(factsOf(doc), resolution, message.id)
-      : { kind: 'reduce_message_only' as const, reason: 'no_continuation_trigger', model_reentry: false, liveness_only: true, message_id: message.id, evidence: [] };
-    recordDecision(tx, { ...decision, boundary: 'run_loop' });
+    const decision = decideForMessage(factsOf(doc), resolution, message.id);
+    recordDecision(tx, decision);
     await tx.flush();
     const runId = newId('run');
     const facts = factsOf(doc);
