@@ -51,7 +51,7 @@ import { Turns } from './flows/turns.js';
 import { resolveOptions, type ResolvedOptions, type RuntimeOptions } from './options.js';
 import { persistOnce } from './persist-once.js';
 import { findTask, findTimer, findWorkItem } from './records/lookups.js';
-import { findSnapshot, migrateSnapshots, takeSnapshot } from './records/snapshots.js';
+import { findSnapshot, migrateSnapshots, takeSnapshot, type SnapshotStamp } from './records/snapshots.js';
 import { TimerRecords } from './records/timers.js';
 import { provisionTrigger, resetDefaultTrigger, revokeTrigger, withoutToken } from './records/triggers.js';
 import { actorTree, assembleSummary, eventsPageOf, stateView, workItemView } from './records/views.js';
@@ -95,6 +95,8 @@ export class Runtime implements RuntimeApi {
   private readonly transitions: Transitions;
   private readonly recovery: Recovery;
   private lastCommitAt: string | null = null;
+  /** Who stamps this instance's snapshots: this node, under its current fencing token. */
+  private readonly stamp: SnapshotStamp;
 
   private constructor(
     private readonly store: Store,
@@ -105,6 +107,7 @@ export class Runtime implements RuntimeApi {
   ) {
     this.nodeId = nodeId;
     this.startedAt = clock.now();
+    this.stamp = { nodeId, fencingToken: () => this.lease.fencingToken() };
     const now = () => this.clock.now();
     // Host resources.
     this.lease = new LeaseKeeper(store, nodeId, options.leaseTtlMs, clock);
@@ -153,7 +156,7 @@ export class Runtime implements RuntimeApi {
     // Flows, each over the records it combines.
     const invocations = new InvocationResults(this.cells);
     this.turns = new Turns({ cells: this.cells, runner, offers: this.offers, turnLeaseMs: options.turnLeaseMs, timers: this.timers, invocations, launch: (agentId, taskId) => this.taskProcesses.launchAfterCommit(agentId, taskId) });
-    this.lifecycle = new Lifecycle({ options, stamp: { nodeId, fencingToken: () => this.lease.fencingToken() }, timers: this.timers, processes: this.processes, turns: this.turns });
+    this.lifecycle = new Lifecycle({ options, stamp: this.stamp, timers: this.timers, processes: this.processes, turns: this.turns });
     this.scheduler = new Scheduler(this.cells, this.lifecycle, this.turns, () => !this.lease.isLost);
     this.ingress = new Ingress(this.cells, this.roster);
     this.creation = new AgentCreation(this.cells, new CreateKeys(store, () => this.lease.fencingToken()), this.lifecycle, clock, () => this.lease.fencingToken());
@@ -239,7 +242,7 @@ export class Runtime implements RuntimeApi {
   }
 
   takeSnapshot(agentId: string, options: MutationOptions = {}): Promise<Snapshot> {
-    return this.mutate(agentId, async (tx) => takeSnapshot(tx, 'on_request', this.snapshotStamp), options);
+    return this.mutate(agentId, async (tx) => takeSnapshot(tx, 'on_request', this.stamp), options);
   }
 
   async listSnapshots(agentId: string): Promise<Snapshot[]> {
@@ -469,10 +472,6 @@ export class Runtime implements RuntimeApi {
   }
 
   // ---------------------------------------------------------------- internals
-
-  private get snapshotStamp() {
-    return { nodeId: this.nodeId, fencingToken: () => this.lease.fencingToken() };
-  }
 
   private mutate<T>(agentId: string, operation: (tx: Tx) => Promise<T>, options: MutateOptions<T> = {}): Promise<T> {
     return this.cells.mutate(agentId, operation, options);
