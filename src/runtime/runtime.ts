@@ -206,14 +206,7 @@ export class Runtime implements RuntimeApi {
   /** Served from the roster: listing loads no document. */
   async listAgents(query: AgentListQuery): Promise<Page<AgentListEntry>> {
     const q = AgentListQuery.parse(query);
-    const { ids, more } = this.roster.page(q.cursor, q.limit, { q: q.q, status: q.status });
-    const items: AgentListEntry[] = [];
-    for (const id of ids) {
-      const entry = this.roster.get(id);
-      if (entry) items.push({ agent_id: id, ...entry.listing });
-    }
-    const last = ids.at(-1);
-    return { items, next_cursor: last !== undefined && more ? last : null };
+    return this.roster.listing(q.cursor, q.limit, { q: q.q, status: q.status });
   }
 
   async getSummary(agentId: string): Promise<AgentSummary> {

@@ -1,4 +1,6 @@
+import type { AgentListEntry } from '../../domain/index.js';
 import { compactHash, type AgentRoster } from '../agent/roster.js';
+import type { Page } from '../api.js';
 
 /**
  * Every agent's latest committed roster entry, resident for all agents whether their cell is
@@ -61,6 +63,18 @@ export class ResidentRoster {
   ids(): readonly string[] {
     this.sorted ??= [...this.entries.keys()].sort();
     return this.sorted;
+  }
+
+  /** ListAgents: a page of listings, from the entries alone (no document is read). */
+  listing(after: string | undefined, limit: number, filter: RosterFilter = {}): Page<AgentListEntry> {
+    const { ids, more } = this.page(after, limit, filter);
+    const items: AgentListEntry[] = [];
+    for (const id of ids) {
+      const entry = this.get(id);
+      if (entry) items.push({ agent_id: id, ...entry.listing });
+    }
+    const last = ids.at(-1);
+    return { items, next_cursor: last !== undefined && more ? last : null };
   }
 
   /**
