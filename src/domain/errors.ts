@@ -31,6 +31,7 @@ export const ErrorCode = z.enum([
   'guard_rejected',
   'snapshot_incompatible',
   'payload_too_large',
+  'inbox_full',
   'store_unavailable',
   'runtime_shutting_down',
   'internal_error',
@@ -66,6 +67,7 @@ const STATUS: Record<ErrorCode, number> = {
   lease_lost: 409,
   snapshot_incompatible: 409,
   payload_too_large: 413,
+  inbox_full: 429,
   guard_rejected: 422,
   store_unavailable: 503,
   runtime_shutting_down: 503,
@@ -76,6 +78,7 @@ const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'store_unavailable',
   'runtime_shutting_down',
   'idempotency_in_progress',
+  'inbox_full',
 ]);
 
 /** A typed domain failure; raising one means nothing was changed. */

@@ -144,6 +144,8 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
   const mapped = requestSpecific((error as Partial<FastifyError> | null)?.code, request) ?? toWireError(error);
   if ('internal' in mapped && mapped.internal) request.log.error({ err: error }, 'request failed');
   if (mapped.status === 401) reply.header('WWW-Authenticate', 'Bearer');
+  const retryAfter = mapped.body.error.details?.['retry_after_s'];
+  if (mapped.status === 429 && typeof retryAfter === 'number') reply.header('Retry-After', String(retryAfter));
   void reply.code(mapped.status).type('application/json; charset=utf-8').send(mapped.body);
 }
 

@@ -86,6 +86,29 @@ export interface RuntimeOptions {
    */
   residentQuietAgents?: number;
   /**
+   * Messages one agent's inbox may hold pending (queued and not yet claimed by a turn, plus inputs
+   * accepted and not yet answered). A prompt, enqueue, callback or wake hint beyond it is refused
+   * with 429 `inbox_full` and `Retry-After`, and nothing is recorded.
+   * @default 1_000
+   * @example inboxMaxMessages: 64
+   */
+  inboxMaxMessages?: number;
+  /**
+   * Bytes of body text (UTF-8; a JSON body rendered) one agent's pending messages may hold
+   * together; beyond it, 429 `inbox_full` as for `inboxMaxMessages`.
+   * @default 8_388_608 (8 MiB)
+   * @example inboxMaxBytes: 1_048_576
+   */
+  inboxMaxBytes?: number;
+  /**
+   * Inputs (prompts, enqueues, callbacks, wake hints) the whole runtime may have accepted and not
+   * yet answered (not yet durable): when the runtime as a whole falls behind, the next input to
+   * any agent is refused with 429 `inbox_full` (`details.scope: 'process'`).
+   * @default 10_000
+   * @example ingressMaxInFlight: 2_000
+   */
+  ingressMaxInFlight?: number;
+  /**
    * How long a lifecycle side effect (initialize, wake, terminate ...) may take before it counts
    * as failed and the transition goes to Recovering.
    * @default 10_000
@@ -128,6 +151,9 @@ export interface ResolvedOptions {
   shardCapacity: number;
   residentQuietAgents: number;
   effectTimeoutMs: number;
+  inboxMaxMessages: number;
+  inboxMaxBytes: number;
+  ingressMaxInFlight: number;
   inspect?: RuntimeOptions['inspect'];
   faults?: RuntimeOptions['faults'];
 }
@@ -144,6 +170,9 @@ export function resolveOptions(options: RuntimeOptions, store: Store, dataDir: s
     shardCapacity: options.shardCapacity ?? 1_000,
     residentQuietAgents: options.residentQuietAgents ?? 1_000,
     effectTimeoutMs: options.effectTimeoutMs ?? 10_000,
+    inboxMaxMessages: options.inboxMaxMessages ?? 1_000,
+    inboxMaxBytes: options.inboxMaxBytes ?? 8_388_608,
+    ingressMaxInFlight: options.ingressMaxInFlight ?? 10_000,
     ...(options.inspect ? { inspect: options.inspect } : {}),
     ...(options.faults ? { faults: options.faults } : {}),
   };

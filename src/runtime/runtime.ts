@@ -32,6 +32,7 @@ import { TimerAlarms } from './host/alarms.js';
 import { AgentCells, type MutateOptions } from './host/cells.js';
 import { CreateKeys } from './host/create-keys.js';
 import { EventBus } from './host/event-bus.js';
+import { InboxBounds } from './host/inbox-bounds.js';
 import { InspectionHub, type InspectionListener } from './host/inspection-hub.js';
 import { LeaseKeeper } from './host/lease-keeper.js';
 import { CommandProcesses } from './host/processes.js';
@@ -158,7 +159,7 @@ export class Runtime implements RuntimeApi {
     this.turns = new Turns({ cells: this.cells, runner, offers: this.offers, turnLeaseMs: options.turnLeaseMs, timers: this.timers, invocations, launch: (agentId, taskId) => this.taskProcesses.launchAfterCommit(agentId, taskId) });
     this.lifecycle = new Lifecycle({ options, stamp: this.stamp, timers: this.timers, processes: this.processes, turns: this.turns });
     this.scheduler = new Scheduler(this.cells, this.lifecycle, this.turns, () => !this.lease.isLost);
-    this.ingress = new Ingress(this.cells, this.roster);
+    this.ingress = new Ingress(this.cells, this.roster, new InboxBounds({ maxMessages: options.inboxMaxMessages, maxBytes: options.inboxMaxBytes, maxInFlight: options.ingressMaxInFlight }));
     this.creation = new AgentCreation(this.cells, new CreateKeys(store, () => this.lease.fencingToken()), this.lifecycle, clock, () => this.lease.fencingToken());
     this.taskProcesses = new TaskProcesses({ cells: this.cells, processes: this.processes, lease: this.lease, bus: this.bus, maxRunningTasks: options.maxRunningTasks });
     this.taskRequests = new TaskRequests({ cells: this.cells, lifecycle: this.lifecycle, processes: this.processes, taskProcesses: this.taskProcesses, creation: this.creation, ingress: this.ingress });

@@ -11,11 +11,13 @@ import {
 } from '../../domain/index.js';
 import { factsOf } from '../agent/facts.js';
 import { admitMessage, pendingCount, type NewMessage } from '../agent/messages.js';
+import type { AgentCell } from '../agent/agent-cell.js';
 import type { Tx } from '../agent/tx.js';
 import type { CallbackBody, MutationOptions } from '../api.js';
 import { hashToken, tokenMatches } from '../capability.js';
 import { newId } from '../clock.js';
-import type { AgentCells } from '../host/cells.js';
+import type { AgentCells, MutateOptions } from '../host/cells.js';
+import { bodyBytes, type InboxBounds } from '../host/inbox-bounds.js';
 import type { ResidentRoster } from '../host/resident-roster.js';
 import { recordDecision } from '../records/decisions.js';
 import { callbackText, recordDelivery, type Delivery } from '../records/triggers.js';
@@ -44,12 +46,14 @@ export function emitWakeTick(tx: Tx, reason: string, source: string | null, crea
 /**
  * Ingress: what enters an agent from outside — operator prompts, enqueued events, wake hints and
  * callbacks through capability URLs. Each is accepted in one (pipelined) operation of the agent's
- * lane; the scheduler takes it from there.
+ * lane, within the inbox bounds (`InboxBounds`: beyond them 429 `inbox_full`, nothing queued); the
+ * scheduler takes it from there.
  */
 export class Ingress {
   constructor(
-    private readonly cells: Pick<AgentCells, 'mutate' | 'doc' | 'load'>,
+    private readonly cells: Pick<AgentCells, 'mutateCell' | 'cell' | 'doc' | 'load'>,
     private readonly roster: Pick<ResidentRoster, 'agentForTokenHash'>,
+    private readonly bounds: InboxBounds,
   ) {}
 
   async prompt(agentId: string, request: PromptRequest, options: MutationOptions = {}): Promise<MessageAccepted> {
@@ -100,7 +104,7 @@ export class Ingress {
 
   /** Queues a message in its own (pipelined, shallow) operation. */
   queueMessage(agentId: string, message: NewMessage, options: MutationOptions = {}, delivery?: Delivery): Promise<MessageAccepted> {
-    return this.cells.mutate(agentId, async (tx) => {
+    return this.admit(agentId, bodyBytes(message.body), async (tx) => {
       refuseStopped(tx);
       const envelope = admitMessage(tx.doc, message, tx.now);
       tx.emit('message_queued', { message_id: envelope.id, kind: envelope.kind, priority: envelope.priority });
@@ -111,7 +115,7 @@ export class Ingress {
 
   /** Seed 003 wake hint: liveness only, deduplicated while one is pending. */
   private submitWakeHint(agentId: string, reason: string, source: string, triggerId: string | null, delivery?: Delivery, options: MutationOptions = {}): Promise<WakeResult> {
-    return this.cells.mutate(agentId, async (tx) => {
+    return this.admit(agentId, Buffer.byteLength(reason, 'utf8'), async (tx) => {
       const doc = tx.doc;
       const queueDepth = pendingCount(doc);
       const disposition = wakeHintDisposition({ status: doc.state.status, queue_depth: queueDepth });
@@ -129,6 +133,22 @@ export class Ingress {
       if (delivery) recordDelivery(tx, delivery, disposition);
       return { agent_id: agentId, disposition };
     }, { ...options, pipelined: true });
+  }
+
+  /**
+   * Runs an input's operation once the inbox bounds let it in (a retry whose Idempotency-Key the
+   * agent recorded is answered from its record, bounds or not), holding its room until answered.
+   */
+  private async admit<T>(agentId: string, bytes: number, operation: (tx: Tx) => Promise<T>, options: MutateOptions<T>): Promise<T> {
+    const cell: AgentCell = await this.cells.cell(agentId);
+    const key = options.idempotency?.key;
+    const retry = key !== undefined && cell.head.idempotency.some((r) => r.key === key);
+    const release = retry ? () => undefined : this.bounds.reserve(cell, bytes);
+    try {
+      return await this.cells.mutateCell(cell, operation, options);
+    } finally {
+      release();
+    }
   }
 
   /** The roster indexes every agent's active token hashes, so a capability finds its agent unloaded. */
