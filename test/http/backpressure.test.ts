@@ -28,8 +28,18 @@ async function eventsOf(client: Client, id: string): Promise<Event[]> {
 const operatorPrompts = async (client: Client, id: string) =>
   (await client.get<AgentStateView>(`/api/agents/${id}/state`)).body.queue.filter((m) => m.kind === 'operator_prompt');
 
+/**
+ * An http_worker agent's first prompt becomes its turn, held while no worker claims it: its
+ * message is no longer pending, so what is queued after it stays queued.
+ */
+async function holdTurn(client: Client, id: string): Promise<void> {
+  expect((await prompt(client, id, 'held')).status).toBe(200);
+  await waitFor(async () => (await client.get<AgentStateView>(`/api/agents/${id}/state`)).body.queue.some((m) => m.status === 'dequeued'));
+}
+
 /** Prompts until the inbox is full: 4 pending (the bound), one more refused. */
 async function fill(client: Client, id: string): Promise<void> {
+  await holdTurn(client, id);
   for (let i = 0; ; i++) {
     const reply = await prompt(client, id, `fill ${i}`);
     if (reply.status !== 200) {
@@ -74,15 +84,17 @@ describe('inbox backpressure', () => {
 
   it('bounds the bytes of an agent\'s inbox: a body beyond inboxMaxBytes is refused and changes nothing', async () => {
     const agent = await createAgent(api, { config: { turn_runner: 'http_worker' } });
+    await settled(api, agent.id);
     const before = (await api.get<AgentStateView>(`/api/agents/${agent.id}/state`)).body;
     expectError(await prompt(api, agent.id, 'x'.repeat(300)), 429, 'inbox_full');
     const after = (await api.get<AgentStateView>(`/api/agents/${agent.id}/state`)).body;
     expect(after.queue).toEqual(before.queue);
     expect(after.summary.state_version).toBe(before.summary.state_version);
     // Under the bound the same agent takes input; two of 200 bytes together exceed it.
+    await holdTurn(api, agent.id);
     expect((await prompt(api, agent.id, 'y'.repeat(200))).status).toBe(200);
     expectError(await prompt(api, agent.id, 'z'.repeat(200)), 429, 'inbox_full');
-    expect(await operatorPrompts(api, agent.id)).toHaveLength(1);
+    expect(await operatorPrompts(api, agent.id)).toHaveLength(2);
   });
 
   it('answers a stopped agent with 409 agent_stopped, not 429, whatever its inbox holds', async () => {
@@ -94,6 +106,7 @@ describe('inbox backpressure', () => {
 
   it('answers a retried request with its recorded answer even when the inbox is full', async () => {
     const agent = await createAgent(api, { config: { turn_runner: 'http_worker' } });
+    await holdTurn(api, agent.id);
     const first = await api.post<{ message_id: string }>(`/api/control/agents/${agent.id}/prompt`, { text: 'keyed' }, { 'idempotency-key': 'bp-1' });
     await fill(api, agent.id);
     const again = await api.post<{ message_id: string }>(`/api/control/agents/${agent.id}/prompt`, { text: 'keyed' }, { 'idempotency-key': 'bp-1' });
