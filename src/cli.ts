@@ -54,6 +54,9 @@ const SERVE: CommandSpec = {
       defaultText: "V8's own, up to 4x",
       description: "let V8's heap grow to only 1 + percent/100 times its live data between full collections: less memory after bursts, more collection time (see README)",
     },
+    'inbox-max-messages': { type: 'string', value: '<n>', default: '1000', description: 'messages one agent may hold pending; beyond it an input gets 429 inbox_full (Retry-After)' },
+    'inbox-max-bytes': { type: 'string', value: '<n>', default: '8388608', description: "bytes of body text one agent's pending messages may hold; beyond it 429 inbox_full" },
+    'ingress-max-in-flight': { type: 'string', value: '<n>', default: '10000', description: 'inputs accepted and not yet durable, process-wide; beyond it 429 inbox_full' },
     'exit-with-parent': { type: 'string', value: '<when>', default: 'auto', description: 'auto|yes|no: shut down when the process that started this one exits; auto = when started by npm or npx' },
   },
 };
@@ -72,12 +75,22 @@ interface ServeConfig {
   /** `--heap-growth`, percent; undefined keeps V8's own growth. */
   heapGrowth: number | undefined;
   exitWithParent: boolean;
+  /** `--inbox-max-messages`, `--inbox-max-bytes`, `--ingress-max-in-flight` (RuntimeOptions of the same names). */
+  inbox: { inboxMaxMessages: number; inboxMaxBytes: number; ingressMaxInFlight: number };
   /** Set when local mode overrode a requested --host. */
   ignoredHost: string | undefined;
 }
 
 function oneOf(name: string, value: string, allowed: readonly string[]): string {
   if (!allowed.includes(value)) throw new UsageError(`invalid --${name} '${value}': one of ${allowed.join(', ')}`);
+  return value;
+}
+
+/** A positive whole number option (its default applied by the parser). */
+function positive(options: ParsedOptions, name: string): number {
+  const text = options.string(name) ?? '';
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < 1 || !Number.isSafeInteger(value)) throw new UsageError(`invalid --${name} '${text}': a whole number ≥ 1`);
   return value;
 }
 
@@ -117,6 +130,11 @@ function serveConfig(options: ParsedOptions, env: NodeJS.ProcessEnv): ServeConfi
     logFormat,
     inspectLog: inspect ? resolve(inspect) : undefined,
     heapGrowth,
+    inbox: {
+      inboxMaxMessages: positive(options, 'inbox-max-messages'),
+      inboxMaxBytes: positive(options, 'inbox-max-bytes'),
+      ingressMaxInFlight: positive(options, 'ingress-max-in-flight'),
+    },
     exitWithParent: exitWithParent === 'yes' || (exitWithParent === 'auto' && startedByNpm(env)),
     ignoredHost: token === undefined && requestedHost !== undefined && requestedHost !== LOCAL_HOST ? requestedHost : undefined,
   };
@@ -135,6 +153,7 @@ async function serve(options: ParsedOptions): Promise<void> {
     dataDir: config.dataDir,
     ...(store === undefined ? {} : { store }),
     leaseWaitMs: LEASE_WAIT_MS,
+    ...config.inbox,
     onLeaseWait: (wait) => notices.info(leaseWaitNotice(wait)),
     ...(config.nodeId ? { nodeId: config.nodeId } : {}),
     ...(recorder ? { inspect: recorder.inspect } : {}),

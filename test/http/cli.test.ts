@@ -103,7 +103,7 @@ describe('holon-xstate serve', () => {
   }, 240_000);
 
   it('refuses unknown commands and options with exit code 2', async () => {
-    for (const args of [['frobnicate'], ['serve', '--colour', 'red'], ['serve', '--port', 'http'], ['serve', '--heap-growth', '0'], ['serve', '--heap-growth', '1.5']]) {
+    for (const args of [['frobnicate'], ['serve', '--colour', 'red'], ['serve', '--port', 'http'], ['serve', '--heap-growth', '0'], ['serve', '--heap-growth', '1.5'], ['serve', '--inbox-max-messages', '0'], ['serve', '--ingress-max-in-flight', 'many']]) {
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
       children.add(child);
       let err = '';
