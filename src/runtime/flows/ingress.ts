@@ -11,7 +11,6 @@ import {
 } from '../../domain/index.js';
 import { factsOf } from '../agent/facts.js';
 import { admitMessage, pendingCount, type NewMessage } from '../agent/messages.js';
-import type { AgentCell } from '../agent/agent-cell.js';
 import type { Tx } from '../agent/tx.js';
 import type { CallbackBody, MutationOptions } from '../api.js';
 import { hashToken, tokenMatches } from '../capability.js';
@@ -140,7 +139,7 @@ export class Ingress {
    * agent recorded is answered from its record, bounds or not), holding its room until answered.
    */
   private async admit<T>(agentId: string, bytes: number, operation: (tx: Tx) => Promise<T>, options: MutateOptions<T>): Promise<T> {
-    const cell: AgentCell = await this.cells.cell(agentId);
+    const cell = await this.cells.cell(agentId);
     const key = options.idempotency?.key;
     const retry = key !== undefined && cell.head.idempotency.some((r) => r.key === key);
     const release = retry ? () => undefined : this.bounds.reserve(cell, bytes);
