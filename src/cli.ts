@@ -10,6 +10,7 @@ import { isHeapGrowthPercent, limitHeapGrowth } from './runtime/heap-growth.js';
 import { inspectLog } from './runtime/inspect-log.js';
 import { Runtime } from './runtime/runtime.js';
 import { MIGRATE_DRY_RUN_OPTIONS, REPLAY_COMMAND, runMigrateDryRun, runReplay } from './replay/commands.js';
+import { DomainError } from './domain/index.js';
 import { createStore } from './store/index.js';
 import { parseConnectionUrl } from './store/postgres/connection.js';
 
@@ -139,7 +140,13 @@ async function serve(options: ParsedOptions): Promise<void> {
     ...(config.nodeId ? { nodeId: config.nodeId } : {}),
     ...(recorder ? { inspect: recorder.inspect } : {}),
   }).catch((error: unknown) => {
-    notices.fatal({ err: error }, `holon-xstate: cannot open ${store?.location ?? config.dataDir}: ${error instanceof Error ? error.message : String(error)}`);
+    // A store that cannot be opened (unreachable, a refused password, a newer schema) is the
+    // operator's to fix: one line saying what and where, no stack; anything else keeps its stack.
+    const expected = error instanceof DomainError && error.code === 'store_unavailable';
+    const cause = expected ? error.details?.['cause'] : undefined;
+    const fields = expected ? { code: error.code, ...(typeof cause === 'string' ? { cause } : {}) } : { err: error };
+    const what = expected ? error.message : `cannot open ${store?.location ?? config.dataDir}: ${error instanceof Error ? error.message : String(error)}`;
+    notices.fatal(fields, `holon-xstate: ${what}`);
     process.exit(1);
   });
   const app = await buildApp({

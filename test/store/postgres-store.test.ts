@@ -10,7 +10,7 @@ const db = await testDatabase('store_postgres');
 if (db === null) {
   describe.skip('postgres store (PostgreSQL is not installed)', () => it('skipped', () => undefined));
 } else {
-  const admin = new pg.Client({ host: db.cluster.socketDir, user: db.cluster.user, database: db.name });
+  const admin = new pg.Client({ host: db.cluster.socketDir, port: db.cluster.tcpPort, user: db.cluster.user, database: db.name });
   await admin.connect();
   afterAll(() => admin.end());
 
@@ -84,7 +84,7 @@ if (db === null) {
     it('reports a refused password without echoing it, and works with the right one', async () => {
       const { user, password } = db.cluster.passwordRole;
       const wrong = await rejection(store('holon', db.cluster.url(db.name, user, 'not-the-password')).open(), 'store_unavailable');
-      expect(wrong.message).toBe(`PostgreSQL at postgres://${user}@/${db.name}?host=${db.cluster.socketDir} refused the password of user "${user}" (password authentication failed)`);
+      expect(wrong.message).toBe(`PostgreSQL at postgres://${user}@/${db.name}?host=${db.cluster.socketDir}&port=${db.cluster.tcpPort} refused the password of user "${user}" (password authentication failed)`);
       expect(wrong.details).toMatchObject({ cause: '28P01' });
       expect(JSON.stringify({ message: wrong.message, details: wrong.details })).not.toContain('not-the-password');
       const right = store(`pw_${newSchema()}`, db.cluster.url(db.name, user, password));
