@@ -68,18 +68,29 @@ if (db === null) {
     it('serves from PostgreSQL (--store, or HOLON_DATABASE_URL) and keeps agents across a restart', async () => {
       const dataDir = await tempDir('holon-cli-pg-');
       try {
-        const first = serve(['--data-dir', dataDir, '--store', db.url]);
+        const first = serve(['--data-dir', dataDir, '--store', db.url, '--node-id', 'cli-node-1', '--advertise-url', 'http://10.1.2.3:8080/holon']);
         const api = client(await listening(first));
         expect(first.output()).toContain(`store: ${db.url.replace(/%2F/g, '/')}`);
+        // The node is in the registry, under its id, with the address it was told to advertise.
+        await waitFor(async () => first.output().includes('advertise url: http://10.1.2.3:8080/holon'), 30_000);
+        expect(await adminQuery(db.name, 'SELECT node_id, advertise_url, expires_at > now() AS live FROM holon.nodes')).toEqual([
+          { node_id: 'cli-node-1', advertise_url: 'http://10.1.2.3:8080/holon', live: true },
+        ]);
         const agent = await createAgent(api, { agent_id: 'pg-cli-agent' });
         const before = await api.get<{ events: unknown[] }>(`/api/agents/${agent.id}/events`);
         expect(before.status, before.text).toBe(200);
         expect(before.body.events.length).toBeGreaterThan(0);
         first.child.kill('SIGTERM');
         expect(await first.exited).toBe(0);
+        // A clean stop unregisters the node.
+        expect(await adminQuery(db.name, 'SELECT node_id FROM holon.nodes')).toEqual([]);
 
-        const second = serve(['--data-dir', dataDir], { HOLON_DATABASE_URL: db.url });
-        const again = client(await listening(second));
+        const second = serve(['--data-dir', dataDir, '--node-id', 'cli-node-2'], { HOLON_DATABASE_URL: db.url });
+        const secondAddress = await listening(second);
+        const again = client(secondAddress);
+        // Without --advertise-url a node advertises the address it listens on.
+        await waitFor(async () => second.output().includes(`advertise url: ${secondAddress}`), 30_000);
+        expect(await adminQuery(db.name, 'SELECT node_id, advertise_url FROM holon.nodes')).toEqual([{ node_id: 'cli-node-2', advertise_url: secondAddress }]);
         const status = await again.get(`/api/agents/${agent.id}/status`);
         expect(status.status, status.text).toBe(200);
         const after = await again.get<{ events: unknown[] }>(`/api/agents/${agent.id}/events`);
@@ -140,6 +151,11 @@ if (db === null) {
       const malformed = serve(['--store', 'postgres://x@y/db?sslmode=disable']);
       expect(await malformed.exited).toBe(2);
       expect(malformed.output()).toContain('unknown PostgreSQL URL parameter "sslmode"');
+
+      const badAdvertise = serve(['--store', db.url, '--advertise-url', 'http://user:hunter2@10.0.0.1:8080']);
+      expect(await badAdvertise.exited).toBe(2);
+      expect(badAdvertise.output()).toContain('invalid --advertise-url: an advertise URL must be http(s)://host[:port][/path]');
+      expect(badAdvertise.output()).not.toContain('hunter2');
     });
 
     it('creates the schema once when several serve processes start at once on a fresh database', async () => {

@@ -25,7 +25,7 @@ export function assertAdvertiseUrl(url: string): void {
     parsed.hash === '' &&
     url.length <= 2_000;
   if (!ok) {
-    throw new DomainError('invalid_request', `advertise URL ${JSON.stringify(url.slice(0, 80))} must be http(s)://host[:port][/path], without credentials, query or fragment`);
+    throw new DomainError('invalid_request', 'an advertise URL must be http(s)://host[:port][/path], without credentials, query or fragment (it is not echoed: it might hold a password)');
   }
 }
 
