@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/index.js';
-import { SCHEMA_VERSION } from '../../src/store/postgres/schema.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/store/postgres/schema.js';
 import { testDatabase } from '../pg/shared-cluster.js';
 import { at, commitOf, newEvents, rejection, T0, TTL_MS } from './contract.js';
 
@@ -57,6 +57,23 @@ if (db === null) {
       expect(error.message).toContain(`schema version ${SCHEMA_VERSION + 1}, newer than this holon-xstate's (${SCHEMA_VERSION})`);
       expect(error.details).toMatchObject({ schema_version: SCHEMA_VERSION + 1, supported_schema_version: SCHEMA_VERSION });
       expect((await admin.query(`SELECT version FROM ${schema}.schema_version`)).rows).toEqual([{ version: SCHEMA_VERSION + 1 }]);
+    });
+
+    it('migrates a schema at version 1 to the current one, keeping its agents and leases', async () => {
+      const schema = newSchema();
+      // What the version-1 code created and wrote: migration 1 only.
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      await admin.query(`CREATE TABLE ${schema}.schema_version (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), version int NOT NULL, migrated_at timestamptz NOT NULL DEFAULT now())`);
+      await admin.query((MIGRATIONS[0] as (s: string) => string)(`"${schema}"`));
+      await admin.query(`INSERT INTO ${schema}.schema_version (version) VALUES (1)`);
+      await admin.query(`INSERT INTO ${schema}.agent_leases VALUES ('agent-old', 'node-a', 3, now(), now() + interval '1 hour')`);
+      const node = await opened1(schema);
+      expect((await admin.query(`SELECT version FROM ${schema}.schema_version`)).rows).toEqual([{ version: SCHEMA_VERSION }]);
+      expect(await node.readAgentLease('agent-old')).toMatchObject({ holder: 'node-a', fencing_token: 3, live: true });
+      await node.commit({ agent_id: 'agent-old', expected_version: null, doc: { kept: true }, events: newEvents(1), agent_fencing_token: 3 });
+      expect(await node.locateAgent('agent-old')).toMatchObject({ holder: 'node-a', fencing_token: 3, advertise_url: null });
+      await node.heartbeatNode('node-a', 'http://127.0.0.1:8080', TTL_MS);
+      expect(await node.locateAgent('agent-old')).toMatchObject({ advertise_url: 'http://127.0.0.1:8080' });
     });
 
     it('reopens a migrated schema without touching it', async () => {
