@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import type { AgentEvent } from '../src/domain/index.js';
@@ -12,11 +12,11 @@ import { pool, until } from './lib/timing.js';
 /**
  * Profiles of the ingress paths, one window each (issue 18's "profile before you optimise"):
  *  - accept: 1,000 sleeping agents, one `runtime.prompt` each, all at once (after one unprofiled
- *    round of the same), until every prompt
- *    is answered (bench:events (a) in memory, (b) on lowdb); then, separately, the processing
- *    that follows (wake, turn, sleep) until every agent is asleep again;
+ *    round of the same), until every prompt is answered (bench:events (a) in memory, (b) on
+ *    lowdb); then, separately, the processing that follows (wake, turn, sleep) until every agent
+ *    is asleep again;
  *  - wake: `WAKE_AGENTS` agents on lowdb, the runtime reopened (agents load lazily, as after a
- *    restart in bench:scale), `runtime.wake` on 500 random ones with 10 in flight; per wake the
+ *    restart in bench:scale), `runtime.wake` on 500 of them (a fixed stride) with 10 in flight; per wake the
  *    arrival time of each committed event (delivered after it is durable) until `turn_started`.
  *  - http: the app over lowdb, `POST /api/control/agents/:id/prompt` from 100 connections for
  *    5 s (autocannon in a child process), to 100 agents and then to ONE agent; the server's side.
@@ -31,6 +31,7 @@ const WAKE_AGENTS = Number(process.env['WAKE_AGENTS'] ?? 5000);
 const WAKES = 500;
 const WAKE_CONCURRENCY = 10;
 const out = process.argv[2] ?? 'prof';
+mkdirSync(out, { recursive: true });
 const session = new Session();
 session.connect();
 await session.post('Profiler.enable');
