@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import { buildApp } from '../src/http/app.js';
 import { Activity } from './lib/activity.js';
@@ -5,6 +6,7 @@ import { openRuntime, scratchDir, type StoreKind } from './lib/fixtures.js';
 import { progress, runBenchmark } from './lib/harness.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { median, pairwiseRatios } from './lib/stats.js';
+import { measureSustained, sustainedMetrics, sustainedNote, type SustainedResult, type SustainedSpec } from './lib/sustained.js';
 import type { Metric } from './lib/table.js';
 import { pool, until } from './lib/timing.js';
 
@@ -15,6 +17,10 @@ import { pool, until } from './lib/timing.js';
  * deployment); each connection drives its own agent, so the 100 agents' lanes run in parallel.
  * The load generator runs in a worker thread; between measurements the runtime is let finish the
  * turns the requests queued, so one measurement's backlog does not slow the next.
+ *
+ * Then issue 18's sustained measurement, once per invocation: `--seconds` (default 10) of load
+ * from 100 connections to the hello-world, then to each endpoint spread over the 100 agents and
+ * aimed at ONE agent, each followed by its drain (see `lib/sustained.ts`).
  */
 
 const RUNS = 5;
@@ -22,6 +28,10 @@ const CONNECTIONS = 100;
 const DURATION_S = 2;
 const STORE: StoreKind = 'lowdb';
 const SETTLE_TIMEOUT_MS = 120_000;
+const DRAIN_TIMEOUT_MS = 60_000;
+const { values: args } = parseArgs({ options: { seconds: { type: 'string', default: '10' } } });
+const SUSTAINED_S = Number(args.seconds);
+if (!Number.isInteger(SUSTAINED_S) || SUSTAINED_S < 1) throw new Error(`--seconds wants a whole number of seconds ≥ 1, got ${args.seconds}`);
 
 interface Target {
   name: string;
@@ -30,7 +40,7 @@ interface Target {
   body: string;
 }
 
-runBenchmark('http', 8 * 60_000, async () => {
+runBenchmark('http', 15 * 60_000, async () => {
   const scratch = scratchDir('http');
   const runtime = await openRuntime(STORE, scratch.dir);
   const activity = new Activity(runtime);
@@ -42,8 +52,9 @@ runBenchmark('http', 8 * 60_000, async () => {
     const appBase = await app.listen({ port: 0, host: '127.0.0.1' });
     const helloBase = await hello.listen({ port: 0, host: '127.0.0.1' });
     const ids = Array.from({ length: CONNECTIONS }, (_, i) => `http-${i}`);
+    const oneId = 'http-one';
     const tokens = new Map<string, string>();
-    await pool(ids, 16, async (id) => {
+    await pool([...ids, oneId], 16, async (id) => {
       const created = await runtime.createAgent({ agent_id: id, mission: 'http benchmark' });
       tokens.set(id, created.external_trigger.token);
     });
@@ -64,6 +75,24 @@ runBenchmark('http', 8 * 60_000, async () => {
       }
       progress(`run ${run + 1}/${RUNS}: ${targets.map((t) => `${results.get(t.name)?.at(-1)?.requestsPerSecond.toFixed(0)} req/s`).join(', ')}`);
     }
+    const wakePaths = targets[1]?.paths ?? [];
+    const promptPaths = targets[2]?.paths ?? [];
+    const sustainedSpecs: SustainedSpec[] = (
+      [
+        ['baseline: Fastify hello-world', helloBase, ['/hello'], null],
+        ['wake, 100 agents', appBase, wakePaths, 'wake_hints'],
+        ['wake, ONE agent', appBase, [`/callbacks/wake/${tokens.get(oneId) as string}`], 'wake_hints'],
+        ['prompt, 100 agents', appBase, promptPaths, 'turns'],
+        ['prompt, ONE agent', appBase, [`/api/control/agents/${oneId}/prompt`], 'turns'],
+      ] as const
+    ).map(([name, base, paths, processed]) => ({ name, base, paths: [...paths], body: '{"text":"hi"}', processed, connections: CONNECTIONS, seconds: SUSTAINED_S, drainTimeoutMs: DRAIN_TIMEOUT_MS }));
+    const sustained: SustainedResult[] = [];
+    for (const spec of sustainedSpecs) {
+      const result = await measureSustained(activity, spec);
+      sustained.push(result);
+      progress(sustainedNote(result, DRAIN_TIMEOUT_MS));
+      await settle();
+    }
     const base = (results.get(targets[0]?.name as string) ?? []).map((r) => r.requestsPerSecond);
     const metrics: Metric[] = [];
     for (const target of targets) {
@@ -75,12 +104,17 @@ runBenchmark('http', 8 * 60_000, async () => {
         metrics.push({ name: `  ratio to hello-world`, unit: '×', samples: ratio, target: '≥ 0.4', met: median(ratio) >= 0.4 });
       }
     }
+    const [helloSustained, ...endpoints] = sustained as [SustainedResult, ...SustainedResult[]];
+    metrics.push({ name: `sustained baseline: Fastify hello-world`, unit: 'req/s', samples: [helloSustained.acceptedPerSecond] });
+    for (const result of endpoints) metrics.push(...sustainedMetrics(result, helloSustained));
     const failures = [...results.values()].flat().reduce((n, r) => n + r.non2xx + r.errors, 0);
     return {
       metrics,
       notes: [
         `${CONNECTIONS} connections × ${DURATION_S} s per measurement, autocannon in a child process, loopback; app over the ${STORE} runtime, ${CONNECTIONS} agents (one per connection)`,
         `non-2xx responses and errors over all measurements: ${failures}`,
+        `sustained: ${CONNECTIONS} connections × ${SUSTAINED_S} s each (--seconds), one run; drain followed up to ${DRAIN_TIMEOUT_MS / 1000} s; acceptance latency is autocannon's, over every response; hello-world p50/p99 ${helloSustained.load.latencyP50Ms}/${helloSustained.load.latencyP99Ms} ms`,
+        ...endpoints.map((r) => sustainedNote(r, DRAIN_TIMEOUT_MS)),
       ],
     };
   } finally {

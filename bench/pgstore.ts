@@ -172,7 +172,7 @@ runBenchmark('pgstore', 12 * 60_000, async () => {
     await lowdb.open();
     const pgLease = await store.acquireLease(`bench-${process.pid}`, 3_600_000, new Date());
     const lowLease = await lowdb.acquireLease(`bench-${process.pid}`, 3_600_000, new Date());
-    const admin = new pg.Client({ host: cluster.socketDir, user: cluster.user, database: 'postgres' });
+    const admin = new pg.Client({ host: cluster.socketDir, port: cluster.tcpPort, user: cluster.user, database: 'postgres' });
     await admin.connect();
     const { rows: settings } = await admin.query<{ name: string; setting: string }>(
       "SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit', 'wal_sync_method', 'server_version') ORDER BY name",
@@ -180,9 +180,9 @@ runBenchmark('pgstore', 12 * 60_000, async () => {
     notes.push(`PostgreSQL ${settings.map((s) => `${s.name}=${s.setting}`).join(', ')}`);
 
     // Drivers: the very same calls.
-    const nodePg = new pg.Client({ host: cluster.socketDir, user: cluster.user, database: 'postgres' });
+    const nodePg = new pg.Client({ host: cluster.socketDir, port: cluster.tcpPort, user: cluster.user, database: 'postgres' });
     await nodePg.connect();
-    const porsager = postgres({ host: cluster.socketDir, user: cluster.user, database: 'postgres', max: 1, onnotice: () => undefined });
+    const porsager = postgres({ host: cluster.socketDir, port: cluster.tcpPort, user: cluster.user, database: 'postgres', max: 1, onnotice: () => undefined });
     const call = commitBatchCall(quoted('bench'));
     const viaPg: Call = async (args) => (await nodePg.query(call, args)).rows.length;
     const viaPostgres: Call = async (args) => (await porsager.unsafe(call, args as never[])).length;

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
 import { commandUsage, parseCommandLine, programUsage, UsageError, type CommandSpec, type OptionSpec, type ParsedOptions } from './cli/options.js';
+import { startNodeHeartbeat, type NodeHeartbeat } from './cli/node-heartbeat.js';
 import { startedByNpm, watchParent } from './cli/parent-watch.js';
 import { buildApp } from './http/app.js';
 import { createLogger, LOG_FORMATS, type LogFormat } from './http/logging.js';
@@ -10,8 +11,10 @@ import { isHeapGrowthPercent, limitHeapGrowth } from './cli/heap-growth.js';
 import { inspectLog } from './cli/inspect-log.js';
 import { Runtime } from './runtime/runtime.js';
 import { MIGRATE_DRY_RUN_OPTIONS, REPLAY_COMMAND, runMigrateDryRun, runReplay } from './replay/commands.js';
+import { DomainError } from './domain/index.js';
 import { createStore } from './store/index.js';
 import { parseConnectionUrl } from './store/postgres/connection.js';
+import { assertAdvertiseUrl } from './store/shared/node-rules.js';
 
 const LOCAL_HOST = '127.0.0.1';
 /** After a crash the old lease is still unexpired (TTL 10 s): wait it out instead of failing. */
@@ -45,6 +48,12 @@ const SERVE: CommandSpec = {
     host: { type: 'string', value: '<addr>', defaultText: LOCAL_HOST, description: 'bind address; ignored in local mode (no token), which binds 127.0.0.1 only' },
     token: { type: 'string', value: '<secret>', defaultText: 'env HOLON_TOKEN; none = local mode', description: 'control token: /api/* then needs Authorization: Bearer <secret>' },
     'node-id': { type: 'string', value: '<id>', defaultText: 'node-<pid>', description: 'lease holder name, shown in /handshake' },
+    'advertise-url': {
+      type: 'string',
+      value: '<url>',
+      defaultText: 'the address it listens on',
+      description: "with --store: the http(s)://host:port other nodes reach this one at, kept in the database's nodes registry while it runs",
+    },
     'log-level': { type: 'string', value: '<level>', default: 'info', description: `${LOG_LEVELS.join('|')}; info logs one line per request (startup and shutdown notices show at every level but silent)` },
     'log-format': { type: 'string', value: '<format>', defaultText: 'pretty on a terminal, json otherwise', description: 'json: one pino JSON record per line; pretty: one plain line per record' },
     'inspect-log': { type: 'string', value: '<file>', defaultText: 'none', description: 'append every XState inspection event as JSONL to <file> (offline replay)' },
@@ -69,6 +78,8 @@ interface ServeConfig {
   host: string;
   token: string | undefined;
   nodeId: string | undefined;
+  /** `--advertise-url`; undefined advertises the listening address. */
+  advertiseUrl: string | undefined;
   logLevel: string;
   logFormat: LogFormat;
   inspectLog: string | undefined;
@@ -115,6 +126,14 @@ function serveConfig(options: ParsedOptions, env: NodeJS.ProcessEnv): ServeConfi
       throw new UsageError(`invalid --store: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
+  const advertiseUrl = options.string('advertise-url');
+  if (advertiseUrl !== undefined) {
+    try {
+      assertAdvertiseUrl(advertiseUrl);
+    } catch (error) {
+      throw new UsageError(`invalid --advertise-url: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
   // Without a token nothing authenticates /api/*, so only this machine may reach it.
   const requestedHost = options.string('host');
   const host = token === undefined ? LOCAL_HOST : (requestedHost ?? LOCAL_HOST);
@@ -126,6 +145,7 @@ function serveConfig(options: ParsedOptions, env: NodeJS.ProcessEnv): ServeConfi
     host,
     token,
     nodeId: options.string('node-id'),
+    advertiseUrl,
     logLevel,
     logFormat,
     inspectLog: inspect ? resolve(inspect) : undefined,
@@ -158,7 +178,13 @@ async function serve(options: ParsedOptions): Promise<void> {
     ...(config.nodeId ? { nodeId: config.nodeId } : {}),
     ...(recorder ? { inspect: recorder.inspect } : {}),
   }).catch((error: unknown) => {
-    notices.fatal({ err: error }, `holon-xstate: cannot open ${store?.location ?? config.dataDir}: ${error instanceof Error ? error.message : String(error)}`);
+    // A store that cannot be opened (unreachable, a refused password, a newer schema) is the
+    // operator's to fix: one line saying what and where, no stack; anything else keeps its stack.
+    const expected = error instanceof DomainError && error.code === 'store_unavailable';
+    const cause = expected ? error.details?.['cause'] : undefined;
+    const fields = expected ? { code: error.code, ...(typeof cause === 'string' ? { cause } : {}) } : { err: error };
+    const what = expected ? error.message : `cannot open ${store?.location ?? config.dataDir}: ${error instanceof Error ? error.message : String(error)}`;
+    notices.fatal(fields, `holon-xstate: ${what}`);
     process.exit(1);
   });
   const app = await buildApp({
@@ -168,11 +194,13 @@ async function serve(options: ParsedOptions): Promise<void> {
     identity: { node_id: runtime.nodeId, store: runtime.storeKind, started_at: runtime.startedAt },
   });
 
+  let membership: NodeHeartbeat | undefined;
   closeWithGrace({ delay: 10_000, logger: { error: (...args: unknown[]) => notices.error({ args }, 'shutdown did not finish in time') } }, async ({ signal, err }) => {
     if (err) notices.fatal({ err }, 'holon-xstate: fatal error, shutting down');
     else notices.info(`holon-xstate: ${signal ?? 'shutdown'} received, closing`);
     // app.close(): stop accepting, end SSE streams and long polls (preClose), finish in-flight requests.
     await app.close();
+    await membership?.stop().catch((error: unknown) => notices.error({ err: error }, 'holon-xstate: could not unregister this node'));
     await runtime.close();
     await recorder?.close();
     notices.info('holon-xstate: closed (lease released)');
@@ -207,6 +235,11 @@ async function serve(options: ParsedOptions): Promise<void> {
     await runtime.close();
     notices.fatal({ err: error }, `holon-xstate: cannot listen on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);
+  }
+  if (store !== undefined) {
+    const advertised = config.advertiseUrl ?? address;
+    membership = await startNodeHeartbeat(store, runtime.nodeId, advertised, (error) => notices.warn({ err: error }, 'holon-xstate: node heartbeat failed'));
+    notices.info(`advertise url: ${advertised}`);
   }
   if (!logger.isLevelEnabled('info')) notices.info(listening(address));
 }

@@ -7,6 +7,10 @@ import type { RuntimeApi } from '../../src/runtime/api.js';
  */
 export class Activity {
   turnsFinished = 0;
+  /** Committed `wake_hint` events: one per wake hint the runtime accepted, whatever its disposition. */
+  wakeHints = 0;
+  /** Committed `message_queued` events of operator prompts: one per prompt the runtime accepted. */
+  promptsQueued = 0;
   private readonly awake = new Set<string>();
   private readonly unsubscribe: () => void;
   private readonly turnStartListeners = new Map<string, (event: AgentEvent) => void>();
@@ -17,6 +21,8 @@ export class Activity {
 
   private on(event: AgentEvent): void {
     if (event.type === 'turn_finished' && typeof event.payload['run_id'] === 'string' && event.payload['note'] === undefined) this.turnsFinished += 1;
+    else if (event.type === 'wake_hint') this.wakeHints += 1;
+    else if (event.type === 'message_queued' && event.payload['kind'] === 'operator_prompt') this.promptsQueued += 1;
     else if (event.type === 'turn_started') this.turnStartListeners.get(event.agent_id)?.(event);
     else if (event.type === 'transition_committed') {
       if (event.payload['to_phase'] === 'sleeping') this.awake.delete(event.agent_id);

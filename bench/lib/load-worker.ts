@@ -17,6 +17,7 @@ interface CannonResult {
   non2xx: number;
   errors: number;
   timeouts: number;
+  statusCodeStats: Record<string, { count: number }>;
 }
 type Autocannon = (options: {
   url: string;
@@ -44,7 +45,12 @@ async function main(spec: LoadSpec): Promise<LoadResult> {
       client.setRequests([{ method: 'POST', path, headers: { 'content-type': 'application/json' }, body: spec.body }]);
     },
   });
+  const endedAt = Date.now();
+  const statusCounts: Record<string, number> = {};
+  for (const [code, stat] of Object.entries(result.statusCodeStats)) statusCounts[code] = stat.count;
   return {
+    endedAt,
+    statusCounts,
     requestsPerSecond: result.requests.total / result.duration,
     latencyP50Ms: result.latency.p50,
     latencyP99Ms: result.latency.p99,

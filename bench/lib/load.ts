@@ -11,6 +11,10 @@ export interface LoadSpec {
 }
 
 export interface LoadResult {
+  /** `Date.now()` in the load generator when its last request was answered (or given up). */
+  endedAt: number;
+  /** Responses by HTTP status code. */
+  statusCounts: Record<string, number>;
   requestsPerSecond: number;
   latencyP50Ms: number;
   latencyP99Ms: number;

@@ -49,6 +49,32 @@ export interface RenewedAgentLeases {
   lost: string[];
 }
 
+/**
+ * A node of a cluster as the nodes registry keeps it: its id (the holder name of its leases), the
+ * address other nodes forward requests to, and its heartbeat, with times from the store's clock
+ * (PostgreSQL: the database's).
+ */
+export interface NodeRecord {
+  node_id: string;
+  /** `http(s)://host:port` the other nodes reach this one at (`serve --advertise-url`). */
+  advertise_url: string;
+  /** When this node id registered, since it was last removed or expired. */
+  started_at: string;
+  heartbeat_at: string;
+  /** The node counts as live until then; it renews by heartbeating again. */
+  expires_at: string;
+}
+
+/** `locateAgent`: who writes the agent now, and where to forward its requests. */
+export interface AgentLocation {
+  agent_id: string;
+  holder: string;
+  fencing_token: number;
+  expires_at: string;
+  /** The holder's advertised address, `null` when the holder is no live registered node. */
+  advertise_url: string | null;
+}
+
 /** An agent's authoritative records as the store keeps them: an opaque document plus its version. */
 export interface StoredAgent {
   /** Incremented by every commit; the compare-and-set fence for `commit`. */
@@ -182,10 +208,35 @@ export interface Store {
   renewAgentLeases(holder: string, leases: HeldAgentLease[], ttl_ms: number): Promise<RenewedAgentLeases>;
   /**
    * Expires the lease at once (a passivated agent holds none), keeping its token so the next
-   * holder's is higher; a no-op when another holder took over.
+   * holder's is higher; a no-op when another holder took over. `wake_at` (ISO time; default
+   * `null`, none) is when the agent's earliest timer falls due: from then `claimDueAgents` hands
+   * the agent to a node.
    */
-  releaseAgentLease(lease: AgentLease): Promise<void>;
+  releaseAgentLease(lease: AgentLease, wake_at?: string | null): Promise<void>;
   readAgentLease(agent_id: string): Promise<AgentLeaseState | null>;
+  /**
+   * Takes, for `holder`, up to `limit` agents that need a node, by the agent lease rules (another
+   * holder's token grows; the same holder keeps its own), on the store's clock, earliest first:
+   * agents released with a `wake_at` that has come, and agents whose lease expired without a
+   * release (their holder stopped renewing: it died or stalled; the claimer takes them over).
+   * Agents with a live lease are never taken, nor is one agent given to two concurrent claimers.
+   * A claim consumes the `wake_at`. Embedded stores claim nothing: the holder of their store lease
+   * writes every agent and runs every timer itself.
+   */
+  claimDueAgents(holder: string, ttl_ms: number, limit: number): Promise<AgentLease[]>;
+
+  /**
+   * Registers `node_id` or renews its registration, live for `ttl_ms` on the store's clock, with
+   * the address it advertises (the latest call's wins). Embedded stores keep the registry in
+   * memory (they have one node).
+   */
+  heartbeatNode(node_id: string, advertise_url: string, ttl_ms: number): Promise<NodeRecord>;
+  /** Unregisters the node at once (clean shutdown); a no-op for an unknown id. */
+  removeNode(node_id: string): Promise<void>;
+  /** The nodes whose registration has not expired, by id. */
+  listLiveNodes(): Promise<NodeRecord[]>;
+  /** The agent's live lease with its holder's address; `null` when no live lease names a holder. */
+  locateAgent(agent_id: string): Promise<AgentLocation | null>;
 
   listAgentIds(): Promise<string[]>;
   /** Every agent's latest roster entry (agents whose commits never carried one: `roster: null`), sorted by id. */

@@ -97,7 +97,7 @@ describe('holon-xstate --help (the installed bin)', () => {
     ]) {
       expect(serveOptions).toContain(expected);
     }
-    for (const name of ['--host', '--token', '--node-id', '--log-level', '--log-format', '--inspect-log', '--heap-growth', '--exit-with-parent']) {
+    for (const name of ['--host', '--token', '--node-id', '--advertise-url', '--log-level', '--log-format', '--inspect-log', '--heap-growth', '--exit-with-parent']) {
       const line = serveOptions.find((entry) => entry.startsWith(`${name} `));
       expect(line, name).toMatch(/\(default: [^)]+\)$/);
     }

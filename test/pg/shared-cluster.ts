@@ -35,8 +35,8 @@ function runCluster(): Promise<ThrowawayCluster> {
     if (starter) {
       try {
         const cluster = await startThrowawayCluster();
-        const { root, socketDir, dataDir, pid } = cluster;
-        writeFileSync(`${record}.tmp`, JSON.stringify({ root, socketDir, dataDir, pid } satisfies ClusterRecord));
+        const { root, socketDir, dataDir, pid, tcpPort } = cluster;
+        writeFileSync(`${record}.tmp`, JSON.stringify({ root, socketDir, dataDir, pid, tcpPort } satisfies ClusterRecord));
         renameSync(`${record}.tmp`, record);
         return cluster;
       } catch (error) {
@@ -69,7 +69,7 @@ export async function testDatabase(label: string): Promise<TestDatabase | null> 
   }
   const cluster = await runCluster();
   const name = `${label}_${process.pid}_${Date.now().toString(36)}`.toLowerCase().replace(/[^a-z0-9_]/g, '_');
-  const admin = new pg.Client({ host: cluster.socketDir, user: cluster.user, database: 'postgres' });
+  const admin = new pg.Client({ host: cluster.socketDir, port: cluster.tcpPort, user: cluster.user, database: 'postgres' });
   await admin.connect();
   try {
     await admin.query(`CREATE DATABASE "${name}"`);

@@ -3,6 +3,7 @@ import { DomainError } from '../../src/domain/index.js';
 import type { ErrorCode } from '../../src/domain/index.js';
 import type { Commit, Lease, NewEvent, Store } from '../../src/store/index.js';
 import { agentLeaseContract, type AgentLeaseMode } from './agent-lease-contract.js';
+import { clusterContract } from './cluster-contract.js';
 
 export const T0 = new Date('2030-01-01T00:00:00.000Z');
 export const TTL_MS = 60_000;
@@ -61,7 +62,9 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, age
       await store.close();
     });
 
-    agentLeaseContract(agentLeases, { store: () => store, lease: () => lease, ttl: TTL_MS, rejection, at });
+    const leaseContext = { store: () => store, lease: () => lease, ttl: TTL_MS, rejection, at };
+    agentLeaseContract(agentLeases, leaseContext);
+    clusterContract(agentLeases, leaseContext);
 
     describe('agents', () => {
       it('creates, loads and commits an agent round trip', async () => {

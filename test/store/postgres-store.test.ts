@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/index.js';
-import { SCHEMA_VERSION } from '../../src/store/postgres/schema.js';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/store/postgres/schema.js';
 import { testDatabase } from '../pg/shared-cluster.js';
 import { at, commitOf, newEvents, rejection, T0, TTL_MS } from './contract.js';
 
@@ -10,7 +10,7 @@ const db = await testDatabase('store_postgres');
 if (db === null) {
   describe.skip('postgres store (PostgreSQL is not installed)', () => it('skipped', () => undefined));
 } else {
-  const admin = new pg.Client({ host: db.cluster.socketDir, user: db.cluster.user, database: db.name });
+  const admin = new pg.Client({ host: db.cluster.socketDir, port: db.cluster.tcpPort, user: db.cluster.user, database: db.name });
   await admin.connect();
   afterAll(() => admin.end());
 
@@ -42,7 +42,7 @@ if (db === null) {
       const versions = await admin.query(`SELECT version FROM ${schema}.schema_version`);
       expect(versions.rows).toEqual([{ version: SCHEMA_VERSION }]);
       const tables = await admin.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, [schema]);
-      expect(tables.rows.map((r) => r.table_name)).toEqual(['agent_fields', 'agent_leases', 'agents', 'events', 'globals', 'schema_version', 'store_lease']);
+      expect(tables.rows.map((r) => r.table_name)).toEqual(['agent_fields', 'agent_leases', 'agents', 'events', 'globals', 'nodes', 'schema_version', 'store_lease']);
       // Every node works on the one schema.
       const lease = await nodes[0]!.acquireLease('node-0', TTL_MS, T0);
       await nodes[0]!.commit(commitOf(lease, 'agent-1', null, { n: 1 }));
@@ -57,6 +57,23 @@ if (db === null) {
       expect(error.message).toContain(`schema version ${SCHEMA_VERSION + 1}, newer than this holon-xstate's (${SCHEMA_VERSION})`);
       expect(error.details).toMatchObject({ schema_version: SCHEMA_VERSION + 1, supported_schema_version: SCHEMA_VERSION });
       expect((await admin.query(`SELECT version FROM ${schema}.schema_version`)).rows).toEqual([{ version: SCHEMA_VERSION + 1 }]);
+    });
+
+    it('migrates a schema at version 1 to the current one, keeping its agents and leases', async () => {
+      const schema = newSchema();
+      // What the version-1 code created and wrote: migration 1 only.
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      await admin.query(`CREATE TABLE ${schema}.schema_version (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), version int NOT NULL, migrated_at timestamptz NOT NULL DEFAULT now())`);
+      await admin.query((MIGRATIONS[0] as (s: string) => string)(`"${schema}"`));
+      await admin.query(`INSERT INTO ${schema}.schema_version (version) VALUES (1)`);
+      await admin.query(`INSERT INTO ${schema}.agent_leases VALUES ('agent-old', 'node-a', 3, now(), now() + interval '1 hour')`);
+      const node = await opened1(schema);
+      expect((await admin.query(`SELECT version FROM ${schema}.schema_version`)).rows).toEqual([{ version: SCHEMA_VERSION }]);
+      expect(await node.readAgentLease('agent-old')).toMatchObject({ holder: 'node-a', fencing_token: 3, live: true });
+      await node.commit({ agent_id: 'agent-old', expected_version: null, doc: { kept: true }, events: newEvents(1), agent_fencing_token: 3 });
+      expect(await node.locateAgent('agent-old')).toMatchObject({ holder: 'node-a', fencing_token: 3, advertise_url: null });
+      await node.heartbeatNode('node-a', 'http://127.0.0.1:8080', TTL_MS);
+      expect(await node.locateAgent('agent-old')).toMatchObject({ advertise_url: 'http://127.0.0.1:8080' });
     });
 
     it('reopens a migrated schema without touching it', async () => {
@@ -84,7 +101,7 @@ if (db === null) {
     it('reports a refused password without echoing it, and works with the right one', async () => {
       const { user, password } = db.cluster.passwordRole;
       const wrong = await rejection(store('holon', db.cluster.url(db.name, user, 'not-the-password')).open(), 'store_unavailable');
-      expect(wrong.message).toBe(`PostgreSQL at postgres://${user}@/${db.name}?host=${db.cluster.socketDir} refused the password of user "${user}" (password authentication failed)`);
+      expect(wrong.message).toBe(`PostgreSQL at postgres://${user}@/${db.name}?host=${db.cluster.socketDir}&port=${db.cluster.tcpPort} refused the password of user "${user}" (password authentication failed)`);
       expect(wrong.details).toMatchObject({ cause: '28P01' });
       expect(JSON.stringify({ message: wrong.message, details: wrong.details })).not.toContain('not-the-password');
       const right = store(`pw_${newSchema()}`, db.cluster.url(db.name, user, password));

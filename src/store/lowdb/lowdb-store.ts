@@ -3,15 +3,18 @@ import { join, resolve, sep } from 'node:path';
 import { DomainError } from '../../domain/index.js';
 import { assertAgentId, commitFence } from '../shared/commit-rules.js';
 import { acquireEmbeddedAgentLease, embeddedAgentLeaseState, renewEmbeddedAgentLeases } from '../shared/embedded-agent-leases.js';
+import { assertClaim, assertWakeAt, locationOf, MemoryNodeRegistry } from '../shared/node-rules.js';
 import { pageSeqs } from '../shared/event-page.js';
 import type {
   AgentLease,
   AgentLeaseState,
+  AgentLocation,
   Commit,
   CommitResult,
   EventPage,
   EventPageQuery,
   HeldAgentLease,
+  NodeRecord,
   Lease,
   RenewedAgentLeases,
   RosterEntry,
@@ -83,6 +86,7 @@ export class LowdbStore implements Store {
   private readonly lease: LeaseFile;
   private readonly globals: GlobalSpace;
   private readonly index = new RosterIndex();
+  private readonly nodes = new MemoryNodeRegistry();
   private readonly uncheckpointed = new Uncheckpointed();
   private readonly docJson = new DocJson();
   private readonly wal: WriteAheadLog;
@@ -219,15 +223,44 @@ export class LowdbStore implements Store {
   }
 
   /** The data directory's lease stays: nothing to release. */
-  async releaseAgentLease(lease: AgentLease): Promise<void> {
+  async releaseAgentLease(lease: AgentLease, wake_at: string | null = null): Promise<void> {
     this.assertOpen();
     assertAgentId(lease.agent_id);
+    assertWakeAt(wake_at);
   }
 
   async readAgentLease(agent_id: string): Promise<AgentLeaseState | null> {
     this.assertOpen();
     assertAgentId(agent_id);
     return embeddedAgentLeaseState(await this.lease.read(), agent_id);
+  }
+
+  /** Nothing to claim: the holder of the store lease writes every agent and runs every timer. */
+  async claimDueAgents(holder: string, ttl_ms: number, limit: number): Promise<AgentLease[]> {
+    this.assertOpen();
+    assertClaim(holder, ttl_ms, limit);
+    return [];
+  }
+
+  async heartbeatNode(node_id: string, advertise_url: string, ttl_ms: number): Promise<NodeRecord> {
+    this.assertOpen();
+    return this.nodes.heartbeat(node_id, advertise_url, ttl_ms);
+  }
+
+  async removeNode(node_id: string): Promise<void> {
+    this.assertOpen();
+    this.nodes.remove(node_id);
+  }
+
+  async listLiveNodes(): Promise<NodeRecord[]> {
+    this.assertOpen();
+    return this.nodes.live();
+  }
+
+  async locateAgent(agent_id: string): Promise<AgentLocation | null> {
+    this.assertOpen();
+    assertAgentId(agent_id);
+    return locationOf(embeddedAgentLeaseState(await this.lease.read(), agent_id), this.nodes.live());
   }
 
   /** From the roster index: no directory is listed or opened. */

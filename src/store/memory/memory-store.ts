@@ -2,16 +2,19 @@ import { cloneJson, DomainError } from '../../domain/index.js';
 import type { AgentEvent } from '../../domain/index.js';
 import { assertAgentId, assertExpectedVersion, commitFence, eventId } from '../shared/commit-rules.js';
 import { acquireEmbeddedAgentLease, embeddedAgentLeaseState, renewEmbeddedAgentLeases } from '../shared/embedded-agent-leases.js';
+import { assertClaim, assertWakeAt, locationOf, MemoryNodeRegistry } from '../shared/node-rules.js';
 import { pageSeqs } from '../shared/event-page.js';
 import { assertFence, decideAcquire, decideRelease, decideRenew } from '../shared/lease-rules.js';
 import type {
   AgentLease,
   AgentLeaseState,
+  AgentLocation,
   Commit,
   CommitResult,
   EventPage,
   EventPageQuery,
   HeldAgentLease,
+  NodeRecord,
   Lease,
   RenewedAgentLeases,
   RosterEntry,
@@ -43,6 +46,7 @@ export class MemoryStore implements Store {
 
   private readonly agents = new Map<string, MemoryAgent>();
   private readonly globals = new Map<string, unknown>();
+  private readonly nodes = new MemoryNodeRegistry();
   private lease: Lease | null = null;
   private isOpen = false;
 
@@ -93,15 +97,44 @@ export class MemoryStore implements Store {
   }
 
   /** The store lease stays: nothing to release. */
-  async releaseAgentLease(lease: AgentLease): Promise<void> {
+  async releaseAgentLease(lease: AgentLease, wake_at: string | null = null): Promise<void> {
     this.assertOpen();
     assertAgentId(lease.agent_id);
+    assertWakeAt(wake_at);
   }
 
   async readAgentLease(agent_id: string): Promise<AgentLeaseState | null> {
     this.assertOpen();
     assertAgentId(agent_id);
     return embeddedAgentLeaseState(this.lease, agent_id);
+  }
+
+  /** Nothing to claim: the holder of the store lease writes every agent and runs every timer. */
+  async claimDueAgents(holder: string, ttl_ms: number, limit: number): Promise<AgentLease[]> {
+    this.assertOpen();
+    assertClaim(holder, ttl_ms, limit);
+    return [];
+  }
+
+  async heartbeatNode(node_id: string, advertise_url: string, ttl_ms: number): Promise<NodeRecord> {
+    this.assertOpen();
+    return this.nodes.heartbeat(node_id, advertise_url, ttl_ms);
+  }
+
+  async removeNode(node_id: string): Promise<void> {
+    this.assertOpen();
+    this.nodes.remove(node_id);
+  }
+
+  async listLiveNodes(): Promise<NodeRecord[]> {
+    this.assertOpen();
+    return this.nodes.live();
+  }
+
+  async locateAgent(agent_id: string): Promise<AgentLocation | null> {
+    this.assertOpen();
+    assertAgentId(agent_id);
+    return locationOf(embeddedAgentLeaseState(this.lease, agent_id), this.nodes.live());
   }
 
   async listAgentIds(): Promise<string[]> {

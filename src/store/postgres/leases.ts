@@ -1,11 +1,12 @@
 import { DomainError } from '../../domain/index.js';
 import { assertAgentId } from '../shared/commit-rules.js';
+import { assertClaim, assertWakeAt } from '../shared/node-rules.js';
 import { assertHolder, assertTtl, decideAcquire, decideRelease, decideRenew } from '../shared/lease-rules.js';
 import type { AgentLease, AgentLeaseState, HeldAgentLease, Lease, RenewedAgentLeases } from '../store.js';
 import type { Row, SqlClient } from './sql-client.js';
 
 /** A timestamptz as the ISO string the port uses (milliseconds, UTC). */
-const iso = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+export const iso = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 const AGENT_LEASE_COLUMNS = `agent_id, holder, fencing_token, ${iso('acquired_at')} AS acquired_at, ${iso('expires_at')} AS expires_at`;
 
@@ -141,12 +142,44 @@ export class AgentLeaseTable {
     return { renewed, lost: leases.map((l) => l.agent_id).filter((id) => !still.has(id)) };
   }
 
-  async release(lease: AgentLease): Promise<void> {
+  async release(lease: AgentLease, wake_at: string | null): Promise<void> {
     assertAgentId(lease.agent_id);
+    assertWakeAt(wake_at);
     await this.sql.query(
-      `UPDATE ${this.s}.agent_leases SET expires_at = 'epoch' WHERE agent_id = $1 AND holder = $2 AND fencing_token = $3`,
-      [lease.agent_id, lease.holder, lease.fencing_token],
+      `UPDATE ${this.s}.agent_leases SET expires_at = 'epoch', wake_at = $4 WHERE agent_id = $1 AND holder = $2 AND fencing_token = $3`,
+      [lease.agent_id, lease.holder, lease.fencing_token, wake_at],
     );
+  }
+
+  /**
+   * Released agents whose wake time has come and unreleased leases that expired, earliest first,
+   * each picked by one index; `SKIP LOCKED` keeps concurrent claimers (and renewals) apart, and
+   * the row lock's recheck drops a row another holder took meanwhile.
+   */
+  async claimDue(holder: string, ttl_ms: number, limit: number): Promise<AgentLease[]> {
+    assertClaim(holder, ttl_ms, limit);
+    const rows = await this.sql.query(
+      `WITH now AS (SELECT date_trunc('milliseconds', statement_timestamp()) AS t),
+       woken AS (
+         SELECT l.agent_id, l.wake_at AS due FROM ${this.s}.agent_leases l, now
+         WHERE l.expires_at = 'epoch' AND l.wake_at IS NOT NULL AND l.wake_at <= now.t
+         ORDER BY l.wake_at LIMIT $2 FOR UPDATE OF l SKIP LOCKED),
+       orphaned AS (
+         SELECT l.agent_id, l.expires_at AS due FROM ${this.s}.agent_leases l, now
+         WHERE l.expires_at > 'epoch' AND l.expires_at <= now.t
+         ORDER BY l.expires_at LIMIT $2 FOR UPDATE OF l SKIP LOCKED),
+       due AS (SELECT * FROM woken UNION ALL SELECT * FROM orphaned ORDER BY due, agent_id LIMIT $2)
+       UPDATE ${this.s}.agent_leases l SET
+         holder = $1,
+         fencing_token = CASE WHEN l.holder = $1 THEN l.fencing_token ELSE l.fencing_token + 1 END,
+         acquired_at = CASE WHEN l.holder = $1 THEN l.acquired_at ELSE now.t END,
+         expires_at = now.t + $3 * interval '1 millisecond',
+         wake_at = NULL
+       FROM due, now WHERE l.agent_id = due.agent_id
+       RETURNING ${AGENT_LEASE_COLUMNS.replaceAll('agent_id,', 'l.agent_id,')}, due.due`,
+      [holder, limit, Math.ceil(ttl_ms)],
+    );
+    return rows.sort((a, b) => (a['due'] as Date).getTime() - (b['due'] as Date).getTime() || String(a['agent_id']).localeCompare(String(b['agent_id']))).map(agentLease);
   }
 
   async read(agent_id: string): Promise<AgentLeaseState | null> {

@@ -2,16 +2,19 @@ import { DomainError } from '../../domain/index.js';
 import type { AgentEvent, EventType } from '../../domain/index.js';
 import { assertAgentId, commitFence, eventId } from '../shared/commit-rules.js';
 import { assertFence } from '../shared/lease-rules.js';
+import { locationOf } from '../shared/node-rules.js';
 import { toJson } from '../shared/to-json.js';
 import type {
   AgentLease,
   AgentLeaseState,
+  AgentLocation,
   Commit,
   CommitResult,
   EventPage,
   EventPageQuery,
   HeldAgentLease,
   Lease,
+  NodeRecord,
   RenewedAgentLeases,
   RosterEntry,
   Store,
@@ -22,6 +25,7 @@ import { describeConnection, parseConnectionUrl, storeUnavailable } from './conn
 import type { ConnectionConfig } from './connection.js';
 import { AgentLeaseTable, StoreLeaseTable } from './leases.js';
 import { migrateSchema } from './migrate.js';
+import { NodeTable } from './nodes.js';
 import { quoted } from './schema.js';
 import { openPool } from './sql-client.js';
 import type { PoolOptions, Row, SqlClient } from './sql-client.js';
@@ -48,6 +52,7 @@ export class PostgresStore implements Store {
   private sql: SqlClient | null = null;
   private storeLease: StoreLeaseTable | null = null;
   private agentLeases: AgentLeaseTable | null = null;
+  private nodes: NodeTable | null = null;
   private batcher: CommitBatcher | null = null;
   private state: 'closed' | 'opening' | 'open' | 'closing' = 'closed';
 
@@ -75,6 +80,7 @@ export class PostgresStore implements Store {
     this.sql = sql;
     this.storeLease = new StoreLeaseTable(sql, this.s, this.config.schema);
     this.agentLeases = new AgentLeaseTable(sql, this.s);
+    this.nodes = new NodeTable(sql, this.s);
     this.batcher = new CommitBatcher(sql, this.s, (doing, err) => this.failed(doing, err));
     this.state = 'open';
   }
@@ -117,12 +123,36 @@ export class PostgresStore implements Store {
     return this.run(`renewing ${leases.length} agent leases`, () => this.agentLeaseTable().renew(holder, leases, ttl_ms));
   }
 
-  releaseAgentLease(lease: AgentLease): Promise<void> {
-    return this.run(`releasing agent ${lease.agent_id}'s lease`, () => this.agentLeaseTable().release(lease));
+  releaseAgentLease(lease: AgentLease, wake_at: string | null = null): Promise<void> {
+    return this.run(`releasing agent ${lease.agent_id}'s lease`, () => this.agentLeaseTable().release(lease, wake_at));
   }
 
   readAgentLease(agent_id: string): Promise<AgentLeaseState | null> {
     return this.run(`reading agent ${agent_id}'s lease`, () => this.agentLeaseTable().read(agent_id));
+  }
+
+  claimDueAgents(holder: string, ttl_ms: number, limit: number): Promise<AgentLease[]> {
+    return this.run('claiming due agents', () => this.agentLeaseTable().claimDue(holder, ttl_ms, limit));
+  }
+
+  heartbeatNode(node_id: string, advertise_url: string, ttl_ms: number): Promise<NodeRecord> {
+    return this.run(`registering node ${node_id}`, () => this.nodeTable().heartbeat(node_id, advertise_url, ttl_ms));
+  }
+
+  removeNode(node_id: string): Promise<void> {
+    return this.run(`removing node ${node_id}`, () => this.nodeTable().remove(node_id));
+  }
+
+  listLiveNodes(): Promise<NodeRecord[]> {
+    return this.run('listing live nodes', () => this.nodeTable().live());
+  }
+
+  locateAgent(agent_id: string): Promise<AgentLocation | null> {
+    return this.run(`locating agent ${agent_id}`, async () => {
+      const lease = await this.agentLeaseTable().read(agent_id);
+      const node = lease?.live === true ? await this.nodeTable().liveNode(lease.holder) : null;
+      return locationOf(lease, node === null ? [] : [node]);
+    });
   }
 
   async listAgentIds(): Promise<string[]> {
@@ -282,6 +312,11 @@ export class PostgresStore implements Store {
   private agentLeaseTable(): AgentLeaseTable {
     this.connected();
     return this.agentLeases as AgentLeaseTable;
+  }
+
+  private nodeTable(): NodeTable {
+    this.connected();
+    return this.nodes as NodeTable;
   }
 
   private commits(): CommitBatcher {

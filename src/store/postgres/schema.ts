@@ -21,7 +21,7 @@ export function assertSchemaName(schema: string): void {
 }
 
 /** The version the code writes and reads. A database at a higher one is refused at open. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /**
  * The group-commit function: one call commits a whole batch in one transaction (one round trip,
@@ -218,8 +218,29 @@ CREATE TABLE ${s}.globals (
 ${commitBatchFunction(s)}`;
 }
 
+/**
+ * Migration 2: the cluster's tables. A released agent lease may say when the agent's earliest
+ * timer falls due (`wake_at`), and the nodes registry keeps each node's address and heartbeat.
+ * The two partial indexes serve `claimDueAgents`: released agents by due time, unreleased leases
+ * by expiry (the orphans of a node that stopped renewing).
+ */
+function cluster(s: string): string {
+  return `
+ALTER TABLE ${s}.agent_leases ADD COLUMN wake_at timestamptz;
+CREATE INDEX agent_leases_wake ON ${s}.agent_leases (wake_at) WHERE expires_at = 'epoch' AND wake_at IS NOT NULL;
+CREATE INDEX agent_leases_expiry ON ${s}.agent_leases (expires_at) WHERE expires_at > 'epoch';
+
+CREATE TABLE ${s}.nodes (
+  node_id text COLLATE "C" PRIMARY KEY,
+  advertise_url text NOT NULL,
+  started_at timestamptz NOT NULL,
+  heartbeat_at timestamptz NOT NULL,
+  expires_at timestamptz NOT NULL
+);`;
+}
+
 /** `MIGRATIONS[n - 1]` is migration `n`; given the quoted schema name. */
-export const MIGRATIONS: ReadonlyArray<(schema: string) => string> = [initial];
+export const MIGRATIONS: ReadonlyArray<(schema: string) => string> = [initial, cluster];
 
 /** The quoted schema name as it appears in SQL. */
 export function quoted(schema: string): string {

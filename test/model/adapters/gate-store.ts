@@ -3,11 +3,13 @@ import {
   LowdbStore,
   type AgentLease,
   type AgentLeaseState,
+  type AgentLocation,
   type Commit,
   type CommitResult,
   type EventPage,
   type EventPageQuery,
   type HeldAgentLease,
+  type NodeRecord,
   type Lease,
   type RenewedAgentLeases,
   type RosterEntry,
@@ -150,12 +152,32 @@ export class GateStore implements Store {
     return this.inner.renewAgentLeases(holder, leases, ttl_ms);
   }
 
-  releaseAgentLease(lease: AgentLease): Promise<void> {
-    return this.inner.releaseAgentLease(lease);
+  releaseAgentLease(lease: AgentLease, wake_at?: string | null): Promise<void> {
+    return this.inner.releaseAgentLease(lease, wake_at);
   }
 
   readAgentLease(agent_id: string): Promise<AgentLeaseState | null> {
     return this.inner.readAgentLease(agent_id);
+  }
+
+  claimDueAgents(holder: string, ttl_ms: number, limit: number): Promise<AgentLease[]> {
+    return this.inner.claimDueAgents(holder, ttl_ms, limit);
+  }
+
+  heartbeatNode(node_id: string, advertise_url: string, ttl_ms: number): Promise<NodeRecord> {
+    return this.inner.heartbeatNode(node_id, advertise_url, ttl_ms);
+  }
+
+  removeNode(node_id: string): Promise<void> {
+    return this.inner.removeNode(node_id);
+  }
+
+  listLiveNodes(): Promise<NodeRecord[]> {
+    return this.inner.listLiveNodes();
+  }
+
+  locateAgent(agent_id: string): Promise<AgentLocation | null> {
+    return this.inner.locateAgent(agent_id);
   }
 
   listAgentIds(): Promise<string[]> {
