@@ -65,6 +65,8 @@ export interface NodeOptions {
   echo?: boolean;
   /** Whether every node starts at once (default), or each waits for its `start()`. */
   started?: boolean;
+  /** The nodes' ports, in order (default: free ports the kernel picks). */
+  ports?: number[];
 }
 
 interface Run {
@@ -84,8 +86,15 @@ function spawnNode(storeUrl: string, nodeId: string, port: number, dataDir: stri
   );
   let text = '';
   const take = (chunk: Buffer): void => {
-    text += chunk.toString('utf8');
-    if (echo) process.stderr.write(`[${nodeId}] ${chunk.toString('utf8')}`);
+    const fresh = chunk.toString('utf8');
+    if (echo) {
+      // Whole lines only, each under the node's name.
+      const from = text.lastIndexOf('\n') + 1;
+      const lines = (text.slice(from) + fresh).split('\n');
+      lines.pop();
+      for (const line of lines) process.stderr.write(`[${nodeId}] ${line}\n`);
+    }
+    text += fresh;
   };
   child.stdout?.on('data', take);
   child.stderr?.on('data', take);
@@ -94,8 +103,8 @@ function spawnNode(storeUrl: string, nodeId: string, port: number, dataDir: stri
 }
 
 /** Starts `count` nodes at once on `storeUrl`. */
-export async function startNodes({ storeUrl, count, prefix = 'node', args = [], echo = false, started = true }: NodeOptions): Promise<NodeSet> {
-  const ports = await Promise.all(Array.from({ length: count }, () => freePort()));
+export async function startNodes({ storeUrl, count, prefix = 'node', args = [], echo = false, started = true, ports: given }: NodeOptions): Promise<NodeSet> {
+  const ports = given ?? (await Promise.all(Array.from({ length: count }, () => freePort())));
   const dirs: string[] = [];
   const nodes = ports.map((port, i): ClusterNode => {
     const nodeId = `${prefix}-${i + 1}`;
