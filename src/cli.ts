@@ -165,8 +165,10 @@ async function serve(options: ParsedOptions): Promise<void> {
     const expected = error instanceof DomainError && (error.code === 'store_unavailable' || error.code === 'lease_lost');
     const cause = expected ? error.details?.['cause'] : undefined;
     const fields = expected ? { code: error.code, ...(typeof cause === 'string' ? { cause } : {}) } : { err: error };
-    const opening = `cannot open ${store?.location ?? config.dataDir}`;
-    const what = !expected ? `${opening}: ${error instanceof Error ? error.message : String(error)}` : error.code === 'lease_lost' ? `${opening}: ${error.message}` : error.message;
+    const message = error instanceof Error ? error.message : String(error);
+    // A store_unavailable message names the store itself.
+    const named = error instanceof DomainError && error.code === 'store_unavailable';
+    const what = named ? message : `cannot open ${store?.location ?? config.dataDir}: ${message}`;
     notices.fatal(fields, `holon-xstate: ${what}`);
     process.exit(1);
   });
