@@ -33,14 +33,14 @@ export const GrantRow = z.object({ agent_id: z.string(), fencing_token: z.number
 export type GrantRow = z.infer<typeof GrantRow>;
 
 /** What a client was answered 2xx for: a created agent, or a queued message (its id). */
-export type Acknowledged = { agent_id: string; kind: 'agent' } | { agent_id: string; kind: 'message'; message_id: string };
+export const Acknowledged = z.discriminatedUnion('kind', [
+  z.object({ agent_id: z.string(), kind: z.literal('agent') }),
+  z.object({ agent_id: z.string(), kind: z.literal('message'), message_id: z.string() }),
+]);
+export type Acknowledged = z.infer<typeof Acknowledged>;
 
-export interface ClusterFacts {
-  agents: AgentRow[];
-  events: EventRow[];
-  grants: GrantRow[];
-  acknowledged: Acknowledged[];
-}
+export const ClusterFacts = z.object({ agents: z.array(AgentRow), events: z.array(EventRow), grants: z.array(GrantRow), acknowledged: z.array(Acknowledged) });
+export type ClusterFacts = z.infer<typeof ClusterFacts>;
 
 export const ViolationRule = z.enum([
   'acknowledged_missing',
@@ -53,11 +53,8 @@ export const ViolationRule = z.enum([
 ]);
 export type ViolationRule = z.infer<typeof ViolationRule>;
 
-export interface Violation {
-  rule: ViolationRule;
-  agent_id: string;
-  detail: string;
-}
+export const Violation = z.object({ rule: ViolationRule, agent_id: z.string(), detail: z.string() });
+export type Violation = z.infer<typeof Violation>;
 
 function groupBy<T>(rows: T[], key: (row: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
