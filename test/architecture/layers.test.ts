@@ -25,9 +25,9 @@ const GROUPS: ReadonlyArray<{ group: string; path: RegExp; imports: readonly str
   { group: 'runtime/facade', path: /^src\/runtime\/(runtime|example)\.ts$/, imports: ['runtime/flows', 'runtime/records', 'runtime/host', 'runtime/agent', 'runtime/options', 'runtime/runners', 'runtime/leaf', 'domain', 'machines', 'store'] },
   { group: 'runtime/leaf', path: /^src\/runtime\/[^/]+\.ts$/, imports: ['domain'] },
   { group: 'http', path: /^src\/http\//, imports: ['runtime/leaf', 'domain', 'machines', 'visualize'] },
-  { group: 'cli-support', path: /^src\/cli\//, imports: ['domain'] },
+  { group: 'cli-support', path: /^src\/cli\//, imports: ['domain', 'store'] },
   { group: 'replay', path: /^src\/replay\//, imports: ['runtime/agent', 'runtime/records', 'cli-support', 'domain', 'machines', 'store'] },
-  { group: 'cli', path: /^src\/cli\.ts$/, imports: ['http', 'replay', 'cli-support', 'runtime/facade', 'store'] },
+  { group: 'cli', path: /^src\/cli\.ts$/, imports: ['http', 'replay', 'cli-support', 'runtime/facade', 'store', 'domain'] },
 ];
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
