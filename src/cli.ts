@@ -179,11 +179,15 @@ async function serve(options: ParsedOptions): Promise<void> {
     ...(recorder ? { inspect: recorder.inspect } : {}),
   }).catch((error: unknown) => {
     // A store that cannot be opened (unreachable, a refused password, a newer schema) is the
-    // operator's to fix: one line saying what and where, no stack; anything else keeps its stack.
-    const expected = error instanceof DomainError && error.code === 'store_unavailable';
+    // operator's to fix, and a write lease another live node kept past the wait is how a standby
+    // node ends today: one line saying what and where, no stack; anything else keeps its stack.
+    const expected = error instanceof DomainError && (error.code === 'store_unavailable' || error.code === 'lease_lost');
     const cause = expected ? error.details?.['cause'] : undefined;
     const fields = expected ? { code: error.code, ...(typeof cause === 'string' ? { cause } : {}) } : { err: error };
-    const what = expected ? error.message : `cannot open ${store?.location ?? config.dataDir}: ${error instanceof Error ? error.message : String(error)}`;
+    const message = error instanceof Error ? error.message : String(error);
+    // A store_unavailable message names the store itself.
+    const named = error instanceof DomainError && error.code === 'store_unavailable';
+    const what = named ? message : `cannot open ${store?.location ?? config.dataDir}: ${message}`;
     notices.fatal(fields, `holon-xstate: ${what}`);
     process.exit(1);
   });

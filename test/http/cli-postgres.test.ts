@@ -184,6 +184,14 @@ if (db === null) {
         expect(nodes.filter((node) => node.output().includes('listening on '))).toHaveLength(1);
         for (const node of nodes) expect(node.output()).not.toMatch(/FATAL|ERROR/);
         expect((await holder.query('SELECT version FROM holon.schema_version')).rows).toEqual([{ version: SCHEMA_VERSION }]);
+        // A waiting node whose wait ends while the writer lives gives up with one line and exit 1.
+        const waiters = nodes.filter((node) => !node.output().includes('listening on '));
+        expect(await Promise.all(waiters.map((node) => node.exited))).toEqual([1, 1, 1]);
+        for (const node of waiters) {
+          expect(lines(node).filter((line) => !line.includes('waiting up to'))).toEqual([
+            expect.stringMatching(/FATAL holon-xstate: cannot open postgres:\/\/\S+: the write lease is held by node-\d until \S+ code=lease_lost$/),
+          ]);
+        }
         for (const node of nodes) node.child.kill('SIGKILL');
         await Promise.all(nodes.map((node) => node.exited));
       } finally {

@@ -83,8 +83,8 @@ function run(bin: string, args: string[], as: RunAs | undefined): void {
 
 const PASSWORD_ROLE = { user: 'holon_pw', password: 'right-password' };
 
-/** A loopback port free right now (the kernel's pick; postgres binds it a moment later). */
-function freePort(): Promise<number> {
+/** A loopback port free right now (the kernel's pick; the caller binds it a moment later). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

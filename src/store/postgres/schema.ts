@@ -21,7 +21,7 @@ export function assertSchemaName(schema: string): void {
 }
 
 /** The version the code writes and reads. A database at a higher one is refused at open. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /**
  * The group-commit function: one call commits a whole batch in one transaction (one round trip,
@@ -239,8 +239,48 @@ CREATE TABLE ${s}.nodes (
 );`;
 }
 
+/**
+ * Migration 3: every agent-lease grant, kept (`lease_grants`, append-only like the events). A
+ * trigger writes a row whenever a lease row gets a new token (first acquire, takeover, claim of a
+ * due or orphaned agent), with the agent's version at that moment: the grant waits for any commit
+ * batch holding the lease row, so every commit the grant could fence has a version above
+ * `at_version`. A checker reading the database (test/cluster/checker.ts) verifies from it that no
+ * write landed under a token after a larger one was granted. Renewals and releases keep the token
+ * and write nothing here. A lease that exists when the migration runs gets one row for its
+ * current token (its earlier grants are unknown).
+ */
+function leaseGrants(s: string): string {
+  return `
+CREATE TABLE ${s}.lease_grants (
+  agent_id text COLLATE "C" NOT NULL,
+  fencing_token bigint NOT NULL,
+  holder text NOT NULL,
+  granted_at timestamptz NOT NULL,
+  at_version bigint NOT NULL,
+  PRIMARY KEY (agent_id, fencing_token)
+);
+CREATE TRIGGER lease_grants_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON ${s}.lease_grants
+  FOR EACH STATEMENT EXECUTE FUNCTION ${s}.events_append_only();
+CREATE FUNCTION ${s}.record_lease_grant() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF TG_OP = 'INSERT' OR NEW.fencing_token IS DISTINCT FROM OLD.fencing_token THEN
+    INSERT INTO ${s}.lease_grants (agent_id, fencing_token, holder, granted_at, at_version)
+    VALUES (NEW.agent_id, NEW.fencing_token, NEW.holder, NEW.acquired_at,
+      COALESCE((SELECT a.version FROM ${s}.agents a WHERE a.agent_id = NEW.agent_id), 0));
+  END IF;
+  RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER agent_leases_record_grant AFTER INSERT OR UPDATE OF fencing_token ON ${s}.agent_leases
+  FOR EACH ROW EXECUTE FUNCTION ${s}.record_lease_grant();
+-- Leases granted before this migration: their current token, as granted at the agent's version now.
+INSERT INTO ${s}.lease_grants (agent_id, fencing_token, holder, granted_at, at_version)
+SELECT l.agent_id, l.fencing_token, l.holder, l.acquired_at, COALESCE(a.version, 0)
+FROM ${s}.agent_leases l LEFT JOIN ${s}.agents a ON a.agent_id = l.agent_id;`;
+}
+
 /** `MIGRATIONS[n - 1]` is migration `n`; given the quoted schema name. */
-export const MIGRATIONS: ReadonlyArray<(schema: string) => string> = [initial, cluster];
+export const MIGRATIONS: ReadonlyArray<(schema: string) => string> = [initial, cluster, leaseGrants];
 
 /** The quoted schema name as it appears in SQL. */
 export function quoted(schema: string): string {
