@@ -52,7 +52,7 @@ export async function callbackRoutes(scope: HttpApp, { runtime }: RouteDeps): Pr
           operationId,
           summary,
           params: CallbackParams,
-          response: { 200: CallbackResponse, ...openErrors(400, 403, 413) },
+          response: { 200: CallbackResponse, ...openErrors(400, 403, 413, 429) },
         },
       },
       async (request) => {

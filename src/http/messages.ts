@@ -62,7 +62,7 @@ export function registerMessageRoutes(app: HttpApp, { runtime }: RouteDeps): voi
         headers: MutationHeaders,
         body: PromptRequest,
         querystring: NoQuery,
-        response: { 200: MessageAcceptedResponse, ...apiErrors(404, 409) },
+        response: { 200: MessageAcceptedResponse, ...apiErrors(404, 409, 429) },
       },
     },
     async (request, reply) =>
@@ -84,7 +84,7 @@ export function registerMessageRoutes(app: HttpApp, { runtime }: RouteDeps): voi
         headers: MutationHeaders,
         body: EnqueueRequest,
         querystring: NoQuery,
-        response: { 200: MessageAcceptedResponse, ...apiErrors(403, 404, 409) },
+        response: { 200: MessageAcceptedResponse, ...apiErrors(403, 404, 409, 429) },
       },
     },
     async (request, reply) =>
@@ -105,7 +105,7 @@ export function registerMessageRoutes(app: HttpApp, { runtime }: RouteDeps): voi
         headers: MutationHeaders,
         body: WakeRequest,
         querystring: NoQuery,
-        response: { 200: WakeResponse, ...apiErrors(404, 409) },
+        response: { 200: WakeResponse, ...apiErrors(404, 409, 429) },
       },
     },
     async (request, reply) =>

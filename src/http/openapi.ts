@@ -17,6 +17,7 @@ const ERROR_DESCRIPTIONS: Readonly<Record<string, string>> = {
   '413': 'The body is over the size limit, which the message states (`payload_too_large`)',
   '415': 'The body is not application/json in UTF-8 (`unsupported_media_type`)',
   '422': 'A guard refused the transition (`guard_rejected`, with the guard in `details`)',
+  '429': 'The agent\'s inbox (by count or bytes) or the runtime\'s ingress is full (`inbox_full`, `details.scope` agent or process); nothing was recorded; retry after `Retry-After` seconds',
   '500': 'Internal error (`internal_error`)',
   '503': 'Unavailable, retryable: the store is unreachable, the write lease was lost, or the server is shutting down',
 };

@@ -220,7 +220,7 @@ export const ArtifactResponse = {
 
 // ---- error responses ----------------------------------------------------------------------
 
-type ErrorStatus = 400 | 401 | 403 | 404 | 406 | 409 | 413 | 422 | 500 | 503;
+type ErrorStatus = 400 | 401 | 403 | 404 | 406 | 409 | 413 | 422 | 429 | 500 | 503;
 
 function errorMap(statuses: readonly ErrorStatus[]): Partial<Record<ErrorStatus, typeof ErrorEnvelope>> {
   const out: Partial<Record<ErrorStatus, typeof ErrorEnvelope>> = {};
