@@ -78,7 +78,7 @@ describe('inbox backpressure', () => {
     const queued = events.filter((e) => e.type === 'message_queued' && e.payload['priority'] === 'interject').map((e) => e.payload['message_id']);
     expect(queued.sort()).toEqual(ids);
     // A turn takes several messages (issue 18): each one's run is the turn that took it, at its start or a safe point.
-    const runs = new Map(
+    const runs = new Map<unknown, unknown>(
       events
         .filter((e) => e.type === 'turn_started' || e.type === 'turn_interjected')
         .flatMap((e) => ((e.payload['message_ids'] ?? [e.payload['message_id']]) as string[]).map((id) => [id, e.payload['run_id']] as const)),

@@ -31,7 +31,7 @@ describe('a turn drains what it may', () => {
 
   /** An http_worker agent whose first turn (on `held`) is claimed and held: what is queued now stays queued. */
   async function heldAgent(runtime: Runtime, agentId: string): Promise<TurnClaim> {
-    await runtime.createAgent({ agent_id: agentId, config: { turn_runner: 'http_worker' } });
+    await runtime.createAgent({ agent_id: agentId, config: { turn_runner: 'http_worker', model: 'external' } });
     await runtime.prompt(agentId, { text: 'held' });
     return claim(runtime, agentId);
   }
@@ -112,7 +112,7 @@ describe('a turn drains what it may', () => {
     const first = await runtime.prompt('holder', { text: '/hold\nfirst' });
     const started = await eventually(async () => ofType(await allEvents(runtime, 'holder'), 'turn_started').find((e) => e.payload['message_id'] === first.message_id));
     const runId = started.payload['run_id'] as string;
-    const webhook = await runtime.enqueue('holder', { kind: 'webhook_event', text: 'not an interjection' });
+    const webhook = await runtime.enqueue('holder', { kind: 'webhook_event', priority: 'normal', text: 'not an interjection' });
     const second = await runtime.prompt('holder', { text: 'second\n/enqueue follow-up' });
     const finished = await eventually(async () => ofType(await allEvents(runtime, 'holder'), 'turn_finished').find((e) => e.payload['run_id'] === runId));
     expect(finished.payload['text']).toBe('first\nsecond');
