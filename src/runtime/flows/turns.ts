@@ -119,7 +119,7 @@ export class Turns {
    */
   async take(agentId: string, runId: string): Promise<MessageEnvelope[]> {
     const head = this.deps.cells.get(agentId)?.head;
-    if (head && !head.queue.some((m) => isPending(m) && isOperatorInterjection(m))) return [];
+    if (head && !mayTakeMore(head, runId, this.deps.turnMaxMessages)) return [];
     return this.deps.cells.mutate(agentId, async (tx) => {
       const doc = tx.doc;
       if (doc.state.current_run_id !== runId) return [];
@@ -386,4 +386,19 @@ function memberOf({ message, decision }: Pick<Planned, 'message'> & { decision: 
 /** The turn's work item: its members are bound to it or to none (`mayJoinTurn` rule 4). */
 function turnWorkItem(messages: readonly MessageEnvelope[]): string | null {
   return messages.find((m) => m.work_item_id)?.work_item_id ?? null;
+}
+
+/**
+ * Whether a safe point of the run `runId` could take anything from `doc` (the lane's head, read
+ * without entering the lane): an operator interjection is pending and the turn is under its bound.
+ * Only a shortcut: the lane operation decides with `mayJoinTurn`.
+ */
+function mayTakeMore(doc: AgentDoc, runId: string, bound: number): boolean {
+  let held = 0;
+  let interjection = false;
+  for (const m of doc.queue) {
+    if (m.run_id === runId && m.status === 'dequeued') held += 1;
+    else if (!interjection && isPending(m) && isOperatorInterjection(m)) interjection = true;
+  }
+  return interjection && held < bound;
 }
