@@ -168,6 +168,21 @@ describe('a turn drains what it may', () => {
     expect(queue.filter((m) => ids.includes(m.id)).map((m) => [m.status, m.run_id])).toEqual([['aborted', batch.run_id], ['aborted', batch.run_id]]);
   });
 
+  it('a turn offered again after its lease expired carries the messages that joined it at a heartbeat', async () => {
+    const runtime = await session.open({ turnLeaseMs: 300 });
+    const held = await heldAgent(runtime, 'reoffer');
+    const joined = await runtime.prompt('reoffer', { text: 'joined' });
+    const beat = await runtime.heartbeatTurn(held.run_id, { claim_id: held.claim_id, take_messages: true });
+    expect(beat.messages?.map((m) => m.id)).toEqual([held.messages[0]?.id, joined.message_id]);
+    // No more heartbeats: the lease runs out and the same run is offered again, with both messages.
+    const again = await eventually(async () => {
+      const claim = await runtime.claimTurn({ agent_ids: ['reoffer'], wait_ms: 100 });
+      return claim?.run_id === held.run_id ? claim : undefined;
+    });
+    expect(again.claim_id).not.toBe(held.claim_id);
+    expect(again.messages.map((m) => m.id)).toEqual([held.messages[0]?.id, joined.message_id]);
+  });
+
   it('turnMaxMessages 1 gives a turn per message', async () => {
     const runtime = await session.open({ turnMaxMessages: 1 });
     const held = await heldAgent(runtime, 'single');
