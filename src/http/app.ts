@@ -11,6 +11,7 @@ import { callbackRoutes } from './callbacks.js';
 import { acceptUtf8JsonOnly } from './content-types.js';
 import { clientErrorHandler, enforceEnvelope, errorHandler } from './errors.js';
 import { registerEventRoutes } from './events.js';
+import { registerForwarding } from './forwarding.js';
 import { limitJsonDepth } from './json-depth.js';
 import { registerHealthRoutes, type RuntimeIdentity } from './health.js';
 import { admitsInspectionTicket, registerInspectionRoutes } from './inspection.js';
@@ -118,6 +119,8 @@ export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
   const tickets = new InspectionTickets();
   app.addHook('onRequest', bearerAuth(options.auth, admitsInspectionTicket(tickets)));
   app.addHook('preValidation', limitJsonDepth);
+  // A cluster node forwards a request for an agent another node holds (after the depth limit, before validation).
+  registerForwarding(app, options.runtime, () => options.identity?.node_id ?? 'unknown');
   app.addHook('preClose', async () => {
     shutdown.closeAll();
   });

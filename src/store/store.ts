@@ -138,8 +138,11 @@ interface AgentFenced {
   fencing_token?: undefined;
 }
 
+/** The fence of a commit: the store-wide lease's token, or the agent lease's. */
+export type CommitFence = StoreFenced | AgentFenced;
+
 /** A commit carries exactly one fence: the store-wide lease's token or the agent lease's. */
-export type Commit = CommitFields & (StoreFenced | AgentFenced);
+export type Commit = CommitFields & CommitFence;
 
 export interface CommitResult {
   version: number;

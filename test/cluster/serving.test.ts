@@ -1,0 +1,144 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { testDatabase, type TestDatabase } from '../pg/shared-cluster.js';
+import { client, waitFor } from '../http/helpers.js';
+import { checkCluster, type Acknowledged } from './checker.js';
+import { startNodes, type ClusterNode, type NodeSet } from './harness.js';
+import { readClusterFacts } from './read-facts.js';
+
+/**
+ * Issue 19 on real `serve` processes sharing one throwaway PostgreSQL database: any node serves
+ * any agent (forwarding to the holder), and failover (acceptance #2): the owner of a busy agent
+ * is SIGKILLed and another node serves it once the lease ran out, having recovered what the dead
+ * node left in doubt (its running command becomes `interrupted`, never run again).
+ */
+const TTL_MS = 3_000;
+let counter = 0;
+const sets: NodeSet[] = [];
+afterEach(async () => {
+  await Promise.all(sets.splice(0).map((set) => set.close()));
+});
+
+async function freshDatabase(): Promise<TestDatabase | null> {
+  counter += 1;
+  return testDatabase(`cluster_serving_${counter}`);
+}
+
+const connectionOf = (db: TestDatabase) => ({ host: db.cluster.socketDir, port: db.cluster.tcpPort, user: db.cluster.user, database: db.name });
+
+interface ReadyNode {
+  ok: boolean;
+  node?: { node_id: string; agent_leases_held: number; live_nodes: number | null; heartbeat: { ok: boolean | null } };
+}
+
+const probe = await freshDatabase();
+
+if (probe === null) {
+  describe.skip('cluster serving (PostgreSQL is not installed)', () => it('skipped', () => undefined));
+} else {
+  describe('cluster: any node serves any agent, failover', () => {
+    it('forwards a request for an agent another node holds, and every node reports its id, its leases and the database', async () => {
+      const db = probe;
+      const set = await startNodes({ storeUrl: db.url, count: 2, args: ['--lease-ttl-ms', String(TTL_MS)] });
+      sets.push(set);
+      const [n1, n2] = set.nodes as [ClusterNode, ClusterNode];
+      await Promise.all([n1.listening(), n2.listening()]);
+      const a1 = client(n1.url);
+      const a2 = client(n2.url);
+      const created = await a1.post('/api/control/agents', { agent_id: 'fw-1' });
+      expect(created.status, created.text).toBe(201);
+
+      // Through node 2: forwarded to node 1, which holds the agent.
+      const prompted = await a2.post<{ message_id: string }>('/api/control/agents/fw-1/prompt', { text: 'through node 2' }, { 'Idempotency-Key': 'k-1' });
+      expect(prompted.status, prompted.text).toBe(200);
+      expect(prompted.headers.get('x-holon-forwarded-by')).toBe('node-2');
+      // The retry through the other node is the same operation: the key lives with the agent.
+      const retried = await a1.post<{ message_id: string }>('/api/control/agents/fw-1/prompt', { text: 'through node 2' }, { 'Idempotency-Key': 'k-1' });
+      expect(retried.body.message_id).toBe(prompted.body.message_id);
+      const status = await a2.get<{ identity: { agent_id: string } }>('/api/agents/fw-1/status');
+      expect(status.status, status.text).toBe(200);
+      expect(status.body.identity.agent_id).toBe('fw-1');
+      // An unknown agent is 404 through either node.
+      expect((await a2.get('/api/agents/nobody/status')).status).toBe(404);
+
+      const r1 = await a1.get<ReadyNode>('/readyz');
+      const r2 = await a2.get<ReadyNode>('/readyz');
+      expect(r1.status, r1.text).toBe(200);
+      expect(r1.body.node).toMatchObject({ node_id: 'node-1', live_nodes: 2, heartbeat: { ok: true } });
+      expect(r1.body.node?.agent_leases_held).toBeGreaterThanOrEqual(1);
+      expect(r2.body.node).toMatchObject({ node_id: 'node-2', agent_leases_held: 0, live_nodes: 2 });
+
+      // A request already forwarded once is never forwarded again: 503, retryable.
+      const twice = await a2.get<{ error: { code: string; retryable: boolean } }>('/api/agents/fw-1/status', { 'X-Holon-Forwarded-By': 'node-9' });
+      expect(twice.status).toBe(503);
+      expect(twice.body.error).toMatchObject({ code: 'store_unavailable', retryable: true });
+
+      // A clean stop gives the agent back: the other node takes it on the next request.
+      expect(await n1.stop()).toBe(0);
+      const after = await a2.get('/api/agents/fw-1/status');
+      expect(after.status, after.text).toBe(200);
+      expect(after.headers.get('x-holon-forwarded-by')).toBeNull();
+      expect((await a2.get<ReadyNode>('/readyz')).body.node?.agent_leases_held).toBeGreaterThanOrEqual(1);
+      expect(await n2.stop()).toBe(0);
+      const facts = await readClusterFacts(connectionOf(db), [{ agent_id: 'fw-1', kind: 'agent' }, { agent_id: 'fw-1', kind: 'message', message_id: prompted.body.message_id }]);
+      expect(checkCluster(facts)).toEqual([]);
+    }, 120_000);
+
+    it('failover: the owner of a busy agent is SIGKILLed; another node serves it once the lease ran out, its command interrupted, not run again', async () => {
+      const db = await freshDatabase();
+      if (!db) throw new Error('no database');
+      const set = await startNodes({ storeUrl: db.url, count: 3, args: ['--lease-ttl-ms', String(TTL_MS)] });
+      sets.push(set);
+      const [n1, n2, n3] = set.nodes as [ClusterNode, ClusterNode, ClusterNode];
+      await Promise.all([n1.listening(), n2.listening(), n3.listening()]);
+      const a1 = client(n1.url);
+      const a2 = client(n2.url);
+      const acknowledged: Acknowledged[] = [];
+      expect((await a1.post('/api/control/agents', { agent_id: 'busy' })).status).toBe(201);
+      acknowledged.push({ agent_id: 'busy', kind: 'agent' });
+      const first = await a1.post<{ message_id: string }>('/api/control/agents/busy/prompt', { text: '/exec sleep 30' });
+      expect(first.status, first.text).toBe(200);
+      acknowledged.push({ agent_id: 'busy', kind: 'message', message_id: first.body.message_id });
+      const running = await waitFor(async () => {
+        const tasks = await a1.get<{ items: Array<{ task_id: string; status: string }> }>('/api/agents/busy/tasks');
+        return tasks.body.items.find((t) => t.status === 'running');
+      }, 30_000);
+
+      await n1.kill();
+      const killedAt = Date.now();
+      // Through node 2, until served: 503 while the dead node's lease lives.
+      let served: { message_id: string } | null = null;
+      let refusals = 0;
+      while (served === null) {
+        const reply = await a2.post<{ message_id: string }>('/api/control/agents/busy/prompt', { text: 'after the crash' }, { 'Idempotency-Key': 'after-crash' });
+        if (reply.status === 200) served = reply.body;
+        else {
+          expect(reply.status, reply.text).toBe(503);
+          refusals += 1;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        if (Date.now() - killedAt > 60_000) throw new Error('not served within 60 s of the kill');
+      }
+      const failoverMs = Date.now() - killedAt;
+      console.log(`failover: served through node-2 ${failoverMs} ms after SIGKILL of the owner (lease TTL ${TTL_MS} ms; ${refusals} retryable 503s before)`);
+      acknowledged.push({ agent_id: 'busy', kind: 'message', message_id: served.message_id });
+
+      // The takeover recovered the command in doubt: interrupted, never started again.
+      const task = await waitFor(async () => {
+        const reply = await a2.get<{ status: string }>(`/api/agents/busy/tasks/${running.task_id}`);
+        return reply.body.status === 'interrupted' ? reply.body : null;
+      }, 30_000);
+      expect(task.status).toBe('interrupted');
+      // The message sent after the crash is processed by the new owner.
+      await waitFor(async () => {
+        const events = await a2.get<{ events: Array<{ type: string; payload: Record<string, unknown> }> }>('/api/agents/busy/events?limit=500');
+        return events.body.events.some((e) => e.type === 'turn_finished') && events.body.events.filter((e) => e.type === 'message_queued').length >= 2;
+      }, 30_000);
+      await Promise.all([n2.stop(), n3.stop()]);
+      const facts = await readClusterFacts(connectionOf(db), acknowledged);
+      expect(checkCluster(facts)).toEqual([]);
+      // Two holders wrote the agent, the second under a larger token.
+      const tokens = [...new Set(facts.events.filter((e) => e.agent_id === 'busy').map((e) => `${e.fence}${e.fencing_token}`))];
+      expect(tokens).toEqual(['a1', 'a2']);
+    }, 180_000);
+  });
+}
