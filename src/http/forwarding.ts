@@ -10,6 +10,8 @@ export const FORWARDED_BY = 'x-holon-forwarded-by';
 
 /** The routes of one agent: `:id` names it. */
 const AGENT_ROUTE = /^\/api\/(agents|control\/agents|inspector\/agents)\/:id(\/|$)/;
+/** CreateAgent: the body's `agent_id`, or the agent an earlier create with the same Idempotency-Key created. */
+const CREATE_ROUTE = '/api/control/agents';
 /** The capability routes: the token names the agent. */
 const CALLBACK_ROUTE = /^\/callbacks\/(wake|enqueue)\/:token$/;
 
@@ -32,13 +34,12 @@ export function registerForwarding(app: HttpApp, runtime: RuntimeApi, nodeId: ()
   if (!route || runtime.clustered !== true) return;
   app.addHook('preValidation', async (request, reply) => {
     if (request.headers.upgrade !== undefined) return;
-    const pattern = request.routeOptions.url ?? '';
-    const agentId = await agentOf(runtime, pattern, request.params);
-    if (agentId === null) return;
-    const where = await route(agentId);
+    const target = await targetOf(runtime, route, request);
+    if (target === null) return;
+    const where = await target.locate();
     if (where.kind === 'local') return;
     if (where.kind === 'unavailable' || request.headers[FORWARDED_BY] !== undefined) {
-      throw new DomainError('store_unavailable', `agent ${agentId} is held by node ${where.holder}, which cannot be reached from this node now; retry`, { agent_id: agentId, holder: where.holder });
+      throw new DomainError('store_unavailable', `agent ${target.agentId} is held by node ${where.holder}, which cannot be reached from this node now; retry`, { agent_id: target.agentId, holder: where.holder });
     }
     // Until the holder answers, its lease is watched: a holder that stopped (paused, its lease run
     // out) loses the agent to this node, and the request is served here instead.
@@ -48,7 +49,7 @@ export function registerForwarding(app: HttpApp, runtime: RuntimeApi, nodeId: ()
       while (watching) {
         await new Promise((resolve) => setTimeout(resolve, WATCH_MS));
         if (!watching) return;
-        const now = await route(agentId).catch(() => where);
+        const now = await target.locate().catch(() => where);
         if (now.kind === 'local' || now.holder !== where.holder) {
           moved.abort(now);
           return;
@@ -61,13 +62,29 @@ export function registerForwarding(app: HttpApp, runtime: RuntimeApi, nodeId: ()
       if (outcome === 'moved') {
         const now = moved.signal.reason as AgentRoute;
         if (now.kind === 'local') return;
-        throw new DomainError('store_unavailable', `agent ${agentId} moved to node ${now.holder} while this request waited; retry`, { agent_id: agentId, holder: now.holder });
+        throw new DomainError('store_unavailable', `agent ${target.agentId} moved to node ${now.holder} while this request waited; retry`, { agent_id: target.agentId, holder: now.holder });
       }
       return reply;
     } finally {
       watching = false;
     }
   });
+}
+
+/** The agent a request is for (as shown in an error) and how to find where it is served; `null`: not an agent's request. */
+async function targetOf(runtime: RuntimeApi, route: (agentId: string) => Promise<AgentRoute>, request: FastifyRequest): Promise<{ agentId: string; locate: () => Promise<AgentRoute> } | null> {
+  const pattern = request.routeOptions.url ?? '';
+  const routeCreate = runtime.routeCreate?.bind(runtime);
+  if (pattern === CREATE_ROUTE && request.method === 'POST' && routeCreate) {
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const named = typeof body['agent_id'] === 'string' ? body['agent_id'] : undefined;
+    const header = request.headers['idempotency-key'];
+    const key = typeof header === 'string' ? header : undefined;
+    if (named === undefined && key === undefined) return null;
+    return { agentId: named ?? 'named by the Idempotency-Key', locate: () => routeCreate(named, key) };
+  }
+  const agentId = await agentOf(runtime, pattern, request.params);
+  return agentId === null ? null : { agentId, locate: () => route(agentId) };
 }
 
 async function agentOf(runtime: RuntimeApi, pattern: string, params: unknown): Promise<string | null> {

@@ -172,6 +172,8 @@ export interface RuntimeApi {
    * Absent (or always `local`) with an embedded store: one node serves everything.
    */
   route?(agent_id: string): Promise<AgentRoute>;
+  /** Where a create is served: at the holder of the agent it names (its `agent_id`, or the agent an earlier create with its Idempotency-Key created). */
+  routeCreate?(agent_id: string | undefined, idempotency_key: string | undefined): Promise<AgentRoute>;
   /** Whether this runtime is one node of a cluster (a PostgreSQL store): requests may need forwarding. */
   readonly clustered?: boolean;
   /** The agent a capability token belongs to, as far as this node's roster knows (a cluster refreshes it on a miss). */

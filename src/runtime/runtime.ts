@@ -24,7 +24,7 @@ import {
 import type { Store } from '../store/store.js';
 import { createStore } from '../store/index.js';
 import { agentAccepts } from './agent/accepted-events.js';
-import { needsRecovery, rosterOf } from './agent/roster.js';
+import { rosterOf } from './agent/roster.js';
 import { acceptsOf } from './agent/accepts.js';
 import type { Tx } from './agent/tx.js';
 import type { AgentRoute, CallbackBody, MutationOptions, Page, RuntimeApi } from './api.js';
@@ -95,6 +95,7 @@ export class Runtime implements RuntimeApi {
   private readonly scheduler: Scheduler;
   private readonly ingress: Ingress;
   private readonly creation: AgentCreation;
+  private readonly keys: CreateKeys;
   private readonly taskProcesses: TaskProcesses;
   private readonly taskRequests: TaskRequests;
   private readonly transitions: Transitions;
@@ -124,8 +125,9 @@ export class Runtime implements RuntimeApi {
             store,
             nodeId,
             ttlMs: options.leaseTtlMs,
-            load: (agentId) => this.cells.load(agentId),
-            lost: (agentId) => this.agentLost(agentId),
+            clock,
+            // Read when used: the parts are built below.
+            parts: () => ({ cells: this.cells, alarms: this.alarms, turns: this.turns, processes: this.processes, shards: this.shards, roster: this.roster }),
             refreshRoster: () => this.recovery.indexRoster(),
           })
         : null;
@@ -163,7 +165,7 @@ export class Runtime implements RuntimeApi {
         },
         commitFailed: (error, agentId) => {
           if (!(error instanceof DomainError && error.code === 'lease_lost')) return;
-          if (cluster) this.agentLost(agentId);
+          if (cluster) cluster.lost(agentId);
           else this.lease.markLost();
         },
       },
@@ -190,9 +192,9 @@ export class Runtime implements RuntimeApi {
     this.scheduler = new Scheduler(this.cells, this.lifecycle, this.turns, () => !this.lease.isLost);
     this.ingress = new Ingress(this.cells, this.roster, new InboxBounds({ maxMessages: options.inboxMaxMessages, maxBytes: options.inboxMaxBytes, maxInFlight: options.ingressMaxInFlight }));
     const writable = () => (cluster ? 0 : this.lease.fencingToken());
-    this.creation = new AgentCreation(this.cells, new CreateKeys(store, writable), this.lifecycle, clock, writable);
-    const agentLease = cluster ? { isLost: false, stillHeld: (agentId?: string) => cluster.leases.stillHeld(agentId ?? ''), markLost: (agentId?: string) => agentId && this.agentLost(agentId) } : this.lease;
-    this.taskProcesses = new TaskProcesses({ cells: this.cells, processes: this.processes, lease: agentLease, bus: this.bus, maxRunningTasks: options.maxRunningTasks });
+    this.keys = new CreateKeys(store, writable, cluster ? (agentId) => cluster.leases.acquire(agentId).then((l) => l.fencing_token) : undefined);
+    this.creation = new AgentCreation(this.cells, this.keys, this.lifecycle, clock, writable);
+    this.taskProcesses = new TaskProcesses({ cells: this.cells, processes: this.processes, lease: cluster?.agentLease ?? this.lease, bus: this.bus, maxRunningTasks: options.maxRunningTasks });
     this.taskRequests = new TaskRequests({ cells: this.cells, lifecycle: this.lifecycle, processes: this.processes, taskProcesses: this.taskProcesses, creation: this.creation, ingress: this.ingress });
     this.transitions = new Transitions(this.cells, this.lifecycle, this.turns, store);
     this.recovery = new Recovery({ store, cells: this.cells, roster: this.roster, dueAgents: this.dueAgents, lifecycle: this.lifecycle, turns: this.turns, invocations });
@@ -241,12 +243,14 @@ export class Runtime implements RuntimeApi {
     return this.cluster.route(agentId);
   }
 
+  async routeCreate(agentId: string | undefined, key: string | undefined): Promise<AgentRoute> {
+    const named = key === undefined ? agentId : ((await this.keys.agentOf(key)) ?? agentId);
+    return named === undefined ? { kind: 'local' } : this.route(named);
+  }
+
   /** The agent a capability token belongs to; a cluster node reads the roster again when it does not know the token. */
   async callbackAgent(token: string): Promise<string | null> {
-    const known = this.roster.agentForTokenHash(hashToken(token));
-    if (known !== undefined || !this.cluster) return known ?? null;
-    await this.cluster.refreshRoster();
-    return this.roster.agentForTokenHash(hashToken(token)) ?? null;
+    return this.cluster ? this.cluster.callbackAgent(token) : (this.roster.agentForTokenHash(hashToken(token)) ?? null);
   }
 
   get clustered(): boolean {
@@ -520,34 +524,12 @@ export class Runtime implements RuntimeApi {
     this.shards.drain(() => this.cells.passivateAll());
     // A cluster node gives every agent back, with when it needs a node again: at once for one
     // with work in doubt (a claim recovers it), else at its next timer.
-    if (this.cluster) await this.cluster.close((agentId) => this.wakeAt(agentId));
+    if (this.cluster) await this.cluster.close();
     else await this.lease.release();
     await this.store.close();
   }
 
   // ---------------------------------------------------------------- internals
-
-  private wakeAt(agentId: string): string | null {
-    const cell = this.cells.get(agentId);
-    if (!cell) return null;
-    return needsRecovery(cell.doc) ? this.clock.now().toISOString() : (rosterOf(cell.doc).next_timer_at ?? null);
-  }
-
-  /**
-   * Seed 002 acceptance #2, per agent: another node holds the agent's lease now (a renewal
-   * reported it, a commit was fenced, or its time ran out unrenewed): its alarms, its run and its
-   * command processes stop at once, and its cell goes. Its commits are refused by the database anyway.
-   */
-  private agentLost(agentId: string): void {
-    const cell = this.cells.get(agentId);
-    this.cluster?.leases.forget(agentId);
-    this.alarms.disarmAgent(agentId);
-    const runId = cell?.head.state.current_run_id;
-    if (runId) this.turns.abortRun(runId);
-    this.processes.abandonAgent(agentId);
-    this.cells.drop(agentId);
-    this.shards.forget(agentId);
-  }
 
   private mutate<T>(agentId: string, operation: (tx: Tx) => Promise<T>, options: MutateOptions<T> = {}): Promise<T> {
     return this.cells.mutate(agentId, operation, options);

@@ -57,6 +57,14 @@ if (probe === null) {
       const status = await a2.get<{ identity: { agent_id: string } }>('/api/agents/fw-1/status');
       expect(status.status, status.text).toBe(200);
       expect(status.body.identity.agent_id).toBe('fw-1');
+      // A create retried through another node with its Idempotency-Key is the same create.
+      const keyed = await a2.post<{ identity: { agent_id: string } }>('/api/control/agents', {}, { 'Idempotency-Key': 'create-1' });
+      expect(keyed.status, keyed.text).toBe(201);
+      const again = await a1.post<{ identity: { agent_id: string } }>('/api/control/agents', {}, { 'Idempotency-Key': 'create-1' });
+      expect(again.status, again.text).toBe(201);
+      expect(again.body.identity.agent_id).toBe(keyed.body.identity.agent_id);
+      expect(again.headers.get('idempotent-replay')).toBe('true');
+      expect(again.headers.get('x-holon-forwarded-by')).toBe('node-1');
       // An unknown agent is 404 through either node.
       expect((await a2.get('/api/agents/nobody/status')).status).toBe(404);
 
@@ -64,8 +72,9 @@ if (probe === null) {
       const r2 = await a2.get<ReadyNode>('/readyz');
       expect(r1.status, r1.text).toBe(200);
       expect(r1.body.node).toMatchObject({ node_id: 'node-1', live_nodes: 2, heartbeat: { ok: true } });
-      expect(r1.body.node?.agent_leases_held).toBeGreaterThanOrEqual(1);
-      expect(r2.body.node).toMatchObject({ node_id: 'node-2', agent_leases_held: 0, live_nodes: 2 });
+      // Each holds the agent created through it; a lookup of an unknown agent leaves no lease.
+      expect(r1.body.node?.agent_leases_held).toBe(1);
+      expect(r2.body.node).toMatchObject({ node_id: 'node-2', agent_leases_held: 1, live_nodes: 2 });
 
       // A request already forwarded once is never forwarded again: 503, retryable.
       const twice = await a2.get<{ error: { code: string; retryable: boolean } }>('/api/agents/fw-1/status', { 'X-Holon-Forwarded-By': 'node-9' });

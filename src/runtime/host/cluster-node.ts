@@ -1,17 +1,35 @@
 import { DomainError } from '../../domain/index.js';
 import type { CommitFence, Store } from '../../store/store.js';
+import { needsRecovery, rosterOf } from '../agent/roster.js';
 import type { AgentRoute } from '../api.js';
+import { hashToken } from '../capability.js';
+import type { Clock } from '../clock.js';
+import type { Turns } from '../flows/turns.js';
 import { AgentLeases, type AgentLeaseReadiness } from './agent-leases.js';
+import type { TimerAlarms } from './alarms.js';
+import type { AgentCells } from './cells.js';
 import { ClaimLoop } from './claim-loop.js';
+import type { CommandProcesses } from './processes.js';
+import type { ResidentRoster } from './resident-roster.js';
+import type { ShardPool } from './shards.js';
+
+/** The runtime's parts a cluster node acts on when it gains or loses an agent. */
+export interface ClusterParts {
+  cells: Pick<AgentCells, 'get' | 'load' | 'drop'>;
+  alarms: Pick<TimerAlarms, 'disarmAgent'>;
+  turns: Pick<Turns, 'abortRun'>;
+  processes: Pick<CommandProcesses, 'abandonAgent'>;
+  shards: Pick<ShardPool, 'forget'>;
+  roster: Pick<ResidentRoster, 'agentForTokenHash'>;
+}
 
 export interface ClusterNodeOptions {
   store: Store;
   nodeId: string;
   ttlMs: number;
-  /** Loads the agent (taking its lease first); `null` when there is no such agent. */
-  load(agentId: string): Promise<unknown>;
-  /** The agent's lease is gone: stop its side effects and drop its cell. */
-  lost(agentId: string): void;
+  clock: Clock;
+  /** The runtime's parts, read when first needed (they are built after this node). */
+  parts(): ClusterParts;
   /** The roster entries again from the store (another node's commits), for a capability URL this node does not know. */
   refreshRoster(): Promise<void>;
   onClaimError?(error: unknown): void;
@@ -32,12 +50,12 @@ export class ClusterNode {
   private rosterRead: { at: number; done: Promise<void> } | null = null;
 
   constructor(private readonly options: ClusterNodeOptions) {
-    this.leases = new AgentLeases({ store: options.store, nodeId: options.nodeId, ttlMs: options.ttlMs, onLost: (agentId) => options.lost(agentId) });
+    this.leases = new AgentLeases({ store: options.store, nodeId: options.nodeId, ttlMs: options.ttlMs, onLost: (agentId) => this.lost(agentId) });
     this.claims = new ClaimLoop({
       store: options.store,
       leases: this.leases,
       take: async (agentId) => {
-        await options.load(agentId);
+        await options.parts().cells.load(agentId);
       },
       ...(options.onClaimError ? { onError: options.onClaimError } : {}),
     });
@@ -65,7 +83,7 @@ export class ClusterNode {
   async route(agentId: string): Promise<AgentRoute> {
     if (this.leases.holds(agentId)) return { kind: 'local' };
     try {
-      await this.options.load(agentId);
+      await this.options.parts().cells.load(agentId);
       return { kind: 'local' };
     } catch (error) {
       if (!(error instanceof DomainError && error.code === 'lease_lost')) return { kind: 'local' };
@@ -84,10 +102,51 @@ export class ClusterNode {
     return done;
   }
 
-  /** Stops claiming, releases every lease (with when each agent needs a node again) and unregisters. */
-  async close(wakeAt: (agentId: string) => string | null): Promise<void> {
+  /**
+   * Seed 002 acceptance #2, per agent: another node holds the agent's lease now (a renewal
+   * reported it, a commit was fenced, or its time ran out unrenewed): its alarms, its run and its
+   * command processes stop at once, and its cell goes. Its commits are refused by the database anyway.
+   */
+  lost(agentId: string): void {
+    const { cells, alarms, turns, processes, shards } = this.options.parts();
+    const runId = cells.get(agentId)?.head.state.current_run_id;
+    this.leases.forget(agentId);
+    alarms.disarmAgent(agentId);
+    if (runId) turns.abortRun(runId);
+    processes.abandonAgent(agentId);
+    cells.drop(agentId);
+    shards.forget(agentId);
+  }
+
+  /** What `TaskProcesses` asks before it starts a command: the agent's lease, not the store's. */
+  readonly agentLease = {
+    isLost: false,
+    stillHeld: (agentId?: string): Promise<boolean> => this.leases.stillHeld(agentId ?? ''),
+    markLost: (agentId?: string): void => {
+      if (agentId !== undefined) this.lost(agentId);
+    },
+  };
+
+  /** The agent of a capability token; a token this node does not know makes it read the roster again (at most once a second). */
+  async callbackAgent(token: string): Promise<string | null> {
+    const { roster } = this.options.parts();
+    const known = roster.agentForTokenHash(hashToken(token));
+    if (known !== undefined) return known;
+    await this.refreshRoster();
+    return roster.agentForTokenHash(hashToken(token)) ?? null;
+  }
+
+  /**
+   * Stops claiming, releases every lease and unregisters. Each agent goes back with when it needs
+   * a node again: now for one with work in doubt (a claim recovers it), else its next timer.
+   */
+  async close(): Promise<void> {
     await this.claims.stop();
-    await this.leases.stop(wakeAt);
+    await this.leases.stop((agentId) => {
+      const cell = this.options.parts().cells.get(agentId);
+      if (!cell) return null;
+      return needsRecovery(cell.doc) ? this.options.clock.now().toISOString() : (rosterOf(cell.doc).next_timer_at ?? null);
+    });
   }
 
   readiness(): AgentLeaseReadiness & { healthy: boolean } {
