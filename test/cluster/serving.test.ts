@@ -149,5 +149,60 @@ if (probe === null) {
       const tokens = [...new Set(facts.events.filter((e) => e.agent_id === 'busy').map((e) => `${e.fence}${e.fencing_token}`))];
       expect(tokens).toEqual(['a1', 'a2']);
     }, 180_000);
+
+    it('a paused owner is taken over; resumed, it finds out, gives the agent up and writes nothing under its old token', async () => {
+      const db = await freshDatabase();
+      if (!db) throw new Error('no database');
+      const set = await startNodes({ storeUrl: db.url, count: 2, args: ['--lease-ttl-ms', String(TTL_MS)] });
+      sets.push(set);
+      const [n1, n2] = set.nodes as [ClusterNode, ClusterNode];
+      await Promise.all([n1.listening(), n2.listening()]);
+      const a1 = client(n1.url);
+      const a2 = client(n2.url);
+      const acknowledged: Acknowledged[] = [{ agent_id: 'paused', kind: 'agent' }];
+      expect((await a1.post('/api/control/agents', { agent_id: 'paused' })).status).toBe(201);
+      // Side effects on node 1: an interval timer firing, and a running command.
+      expect((await a1.post('/api/control/agents/paused/timers', { duration_ms: 300, interval_ms: 300 })).status).toBe(201);
+      const first = await a1.post<{ message_id: string }>('/api/control/agents/paused/prompt', { text: '/exec sleep 30' });
+      acknowledged.push({ agent_id: 'paused', kind: 'message', message_id: first.body.message_id });
+      const running = await waitFor(async () => (await a1.get<{ items: Array<{ task_id: string; status: string; pid?: number | null }> }>('/api/agents/paused/tasks')).body.items.find((t) => t.status === 'running'), 30_000);
+      await waitFor(async () => (await a1.get<{ events: Array<{ type: string }> }>('/api/agents/paused/events?limit=500')).body.events.filter((e) => e.type === 'timer_fired').length >= 2, 30_000);
+
+      n1.pause();
+      const pausedAt = Date.now();
+      // Through node 2: forwarded to the paused holder until its lease runs out, then served by node 2.
+      const served = await a2.post<{ message_id: string }>('/api/control/agents/paused/prompt', { text: 'while node 1 is paused' });
+      expect(served.status, served.text).toBe(200);
+      expect(Date.now() - pausedAt).toBeGreaterThanOrEqual(TTL_MS / 3);
+      acknowledged.push({ agent_id: 'paused', kind: 'message', message_id: served.body.message_id });
+      const r2 = await a2.get<ReadyNode>('/readyz');
+      expect(r2.body.node?.agent_leases_held).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      n1.resume();
+
+      // Node 1 learns it lost the agent (renewal refused, or its own clock) and holds nothing.
+      await waitFor(async () => (await a1.get<ReadyNode>('/readyz')).body.node?.agent_leases_held === 0, 15_000);
+      // The command it ran is ended and recorded interrupted by the new owner, never run again.
+      const task = await waitFor(async () => {
+        const reply = await a2.get<{ status: string }>(`/api/agents/paused/tasks/${running.task_id}`);
+        return reply.body.status === 'interrupted' ? reply.body : null;
+      }, 15_000);
+      expect(task.status).toBe('interrupted');
+      // Node 2 serves the agent, and node 1 forwards to it now.
+      const later = await a1.post<{ message_id: string }>('/api/control/agents/paused/prompt', { text: 'through node 1 again' });
+      expect(later.status, later.text).toBe(200);
+      expect(later.headers.get('x-holon-forwarded-by')).toBe('node-1');
+      acknowledged.push({ agent_id: 'paused', kind: 'message', message_id: later.body.message_id });
+      // The timer keeps firing at node 2 for a while; then both stop cleanly.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(await n1.stop()).toBe(0);
+      expect(await n2.stop()).toBe(0);
+      const facts = await readClusterFacts(connectionOf(db), acknowledged);
+      // No write under node 1's token after node 2's grant, no timer fired twice for one due time.
+      expect(checkCluster(facts)).toEqual([]);
+      const fired = facts.events.filter((e) => e.agent_id === 'paused' && e.type === 'timer_fired');
+      // It fired under node 1, then (overdue once, then on its interval) under node 2.
+      expect([...new Set(fired.map((e) => e.fencing_token))]).toEqual([1, 2]);
+    }, 180_000);
   });
 }
