@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testDatabase, type TestDatabase } from '../pg/shared-cluster.js';
 import { client, waitFor } from '../http/helpers.js';
@@ -111,6 +112,10 @@ if (probe === null) {
         const tasks = await a1.get<{ items: Array<{ task_id: string; status: string }> }>('/api/agents/busy/tasks');
         return tasks.body.items.find((t) => t.status === 'running');
       }, 30_000);
+      // An agent nobody sends anything to: only the claim loop can bring its timer to another node.
+      expect((await a1.post('/api/control/agents', { agent_id: 'ticking' })).status).toBe(201);
+      acknowledged.push({ agent_id: 'ticking', kind: 'agent' });
+      expect((await a1.post('/api/control/agents/ticking/timers', { duration_ms: 500, interval_ms: 500 })).status).toBe(201);
 
       await n1.kill();
       const killedAt = Date.now();
@@ -142,6 +147,17 @@ if (probe === null) {
         const events = await a2.get<{ events: Array<{ type: string; payload: Record<string, unknown> }> }>('/api/agents/busy/events?limit=500');
         return events.body.events.some((e) => e.type === 'turn_finished') && events.body.events.filter((e) => e.type === 'message_queued').length >= 2;
       }, 30_000);
+      // The unrequested agent's timer fires again under a new holder: claimed after its lease expired.
+      const claimed = new pg.Client(connectionOf(db));
+      await claimed.connect();
+      try {
+        await waitFor(async () => {
+          const { rows } = await claimed.query("SELECT count(*)::int AS n FROM holon.events WHERE agent_id = 'ticking' AND type = 'timer_fired' AND fencing_token > 1");
+          return rows[0].n > 0;
+        }, 30_000);
+      } finally {
+        await claimed.end();
+      }
       await Promise.all([n2.stop(), n3.stop()]);
       const facts = await readClusterFacts(connectionOf(db), acknowledged);
       expect(checkCluster(facts)).toEqual([]);
