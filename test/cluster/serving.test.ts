@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testDatabase, type TestDatabase } from '../pg/shared-cluster.js';
-import { client, waitFor } from '../http/helpers.js';
+import { client, openStream, waitFor } from '../http/helpers.js';
 import { checkCluster, type Acknowledged } from './checker.js';
 import { startNodes, type ClusterNode, type NodeSet } from './harness.js';
 import { readClusterFacts } from './read-facts.js';
@@ -58,6 +58,22 @@ if (probe === null) {
       const status = await a2.get<{ identity: { agent_id: string } }>('/api/agents/fw-1/status');
       expect(status.status, status.text).toBe(200);
       expect(status.body.identity.agent_id).toBe('fw-1');
+      // The agent's SSE stream through node 2, resumed after its second event: relayed as a stream,
+      // live events included.
+      const stream = await openStream(n2.url, '/api/agents/fw-1/events/stream', { 'Last-Event-ID': '2' });
+      try {
+        const resumed = await stream.next(10_000);
+        expect(resumed?.id).toBe('3');
+        const live = await a2.post<{ message_id: string }>('/api/control/agents/fw-1/prompt', { text: 'live, through node 2' });
+        for (;;) {
+          const event = await stream.next(10_000);
+          if (event === null) throw new Error('the stream ended');
+          if (event.event === 'message_queued' && event.data.includes(live.body.message_id)) break;
+        }
+      } finally {
+        await stream.close();
+      }
+
       // A create retried through another node with its Idempotency-Key is the same create.
       const keyed = await a2.post<{ identity: { agent_id: string } }>('/api/control/agents', {}, { 'Idempotency-Key': 'create-1' });
       expect(keyed.status, keyed.text).toBe(201);
