@@ -216,6 +216,7 @@ export class Runtime implements RuntimeApi {
     if (runtime.cluster) {
       // A cluster node loads nothing at boot: agents come to it by requests and claims.
       await runtime.recovery.indexRoster();
+      runtime.cluster.start();
       if (options.advertiseUrl !== undefined) await runtime.joinCluster(options.advertiseUrl);
       return runtime;
     }
@@ -230,11 +231,12 @@ export class Runtime implements RuntimeApi {
   }
 
   /**
-   * A cluster node registers under the address the other nodes forward to (`serve` knows it once
-   * listening) and starts claiming the agents nobody runs; a no-op with an embedded store.
+   * A cluster node registers under the address the other nodes forward its agents' requests to
+   * (`serve` knows it once listening); a no-op with an embedded store. Unregistered, a node still
+   * runs, renews and claims agents, but the others answer 503 for the agents it holds.
    */
   async joinCluster(advertiseUrl: string): Promise<void> {
-    await this.cluster?.open(advertiseUrl);
+    await this.cluster?.register(advertiseUrl);
   }
 
   /** Where a request for the agent is served (docs/cluster-design.md step 6); always here with an embedded store. */

@@ -55,15 +55,21 @@ export class AgentLeases {
     return this.options.ttlMs;
   }
 
-  /** Registers the node under `advertiseUrl` (a failure fails the start), then beats every third of the TTL. */
-  async start(advertiseUrl: string): Promise<void> {
-    await this.options.store.heartbeatNode(this.options.nodeId, advertiseUrl, this.options.ttlMs);
-    this.advertiseUrl = advertiseUrl;
+  /** Starts the beat: every third of the TTL, the registration (once registered) and every held lease are renewed. */
+  start(): void {
+    if (this.beat) return;
     this.last = { ok: true, at: performance.now(), error: null };
     this.beat = setInterval(() => {
       this.beating = this.tick();
     }, this.every);
     this.beat.unref();
+  }
+
+  /** Registers the node under `advertiseUrl` (a failure fails it); the beat renews the registration from then on. */
+  async register(advertiseUrl: string): Promise<void> {
+    await this.options.store.heartbeatNode(this.options.nodeId, advertiseUrl, this.options.ttlMs);
+    this.advertiseUrl = advertiseUrl;
+    this.last = { ok: true, at: performance.now(), error: null };
   }
 
   /** Whether this node holds the agent's lease now (on its own clock). */

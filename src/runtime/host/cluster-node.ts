@@ -61,10 +61,15 @@ export class ClusterNode {
     });
   }
 
-  /** Registered under `advertiseUrl`: the node is ready; the claim loop starts. */
-  async open(advertiseUrl: string): Promise<void> {
-    await this.leases.start(advertiseUrl);
+  /** Renews the leases it takes and claims the agents nobody runs, from now on. */
+  start(): void {
+    this.leases.start();
     this.claims.start();
+  }
+
+  /** Registered under `advertiseUrl`, the other nodes forward this node's agents' requests to it. */
+  register(advertiseUrl: string): Promise<void> {
+    return this.leases.register(advertiseUrl);
   }
 
   /** The fence of the agent's commits: its lease's token (`lease_lost` once this node does not hold it). */
