@@ -94,10 +94,11 @@ async function agentOf(runtime: RuntimeApi, pattern: string, params: unknown): P
   return null;
 }
 
-function bodyOf(request: FastifyRequest): string | Buffer | undefined {
+function bodyOf(request: FastifyRequest): string | Uint8Array<ArrayBuffer> | undefined {
   const body: unknown = request.body;
   if (body === undefined || body === null || request.method === 'GET' || request.method === 'HEAD') return undefined;
-  if (Buffer.isBuffer(body) || typeof body === 'string') return body;
+  if (Buffer.isBuffer(body)) return Uint8Array.from(body);
+  if (typeof body === 'string') return body;
   return JSON.stringify(body);
 }
 

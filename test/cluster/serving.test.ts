@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testDatabase, type TestDatabase } from '../pg/shared-cluster.js';
-import { client, openStream, waitFor } from '../http/helpers.js';
+import { call, client, openStream, waitFor } from '../http/helpers.js';
 import { checkCluster, type Acknowledged } from './checker.js';
 import { startNodes, type ClusterNode, type NodeSet } from './harness.js';
 import { readClusterFacts } from './read-facts.js';
@@ -45,8 +45,15 @@ if (probe === null) {
       await Promise.all([n1.listening(), n2.listening()]);
       const a1 = client(n1.url);
       const a2 = client(n2.url);
-      const created = await a1.post('/api/control/agents', { agent_id: 'fw-1' });
+      const created = await a1.post<{ external_trigger: { trigger_url: string } }>('/api/control/agents', { agent_id: 'fw-1' });
       expect(created.status, created.text).toBe(201);
+      // The capability URL through node 2, which never saw the token: it reads the roster again,
+      // finds the agent, and forwards the raw body to node 1.
+      const capability = new URL(created.body.external_trigger.trigger_url).pathname;
+      const woken = await call<{ agent_id: string; disposition: string }>(n2.url, 'POST', capability, { raw: 'ping from outside', headers: { 'content-type': 'text/plain' } });
+      expect(woken.status, woken.text).toBe(200);
+      expect(woken.body.agent_id).toBe('fw-1');
+      expect(woken.headers.get('x-holon-forwarded-by')).toBe('node-2');
 
       // Through node 2: forwarded to node 1, which holds the agent.
       const prompted = await a2.post<{ message_id: string }>('/api/control/agents/fw-1/prompt', { text: 'through node 2' }, { 'Idempotency-Key': 'k-1' });
