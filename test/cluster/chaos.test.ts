@@ -39,7 +39,7 @@ if (db === null) {
       }, 30_000);
       await new Promise((resolve) => setTimeout(resolve, TTL_MS * 2));
       const codes = await Promise.all(set.nodes.map((node) => node.stop()));
-      expect(codes).toEqual([0, 0, 0]);
+      expect(codes, set.nodes.map((node, i) => (codes[i] === 0 ? '' : `${node.nodeId}:\n${node.output().slice(-3000)}`)).join('\n')).toEqual([0, 0, 0]);
       const facts = await readClusterFacts({ host: db.cluster.socketDir, port: db.cluster.tcpPort, user: db.cluster.user, database: db.name }, report.acknowledged);
       expect(checkCluster(facts)).toEqual([]);
       expect(facts.acknowledged.filter((a) => a.kind === 'agent')).toHaveLength(100);

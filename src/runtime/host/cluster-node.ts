@@ -4,7 +4,6 @@ import { needsRecovery, rosterOf } from '../agent/roster.js';
 import type { AgentRoute } from '../api.js';
 import { hashToken } from '../capability.js';
 import type { Clock } from '../clock.js';
-import type { Turns } from '../flows/turns.js';
 import { AgentLeases, type AgentLeaseReadiness } from './agent-leases.js';
 import type { TimerAlarms } from './alarms.js';
 import type { AgentCells } from './cells.js';
@@ -17,7 +16,8 @@ import type { ShardPool } from './shards.js';
 export interface ClusterParts {
   cells: Pick<AgentCells, 'get' | 'load' | 'drop'>;
   alarms: Pick<TimerAlarms, 'disarmAgent'>;
-  turns: Pick<Turns, 'abortRun'>;
+  /** The turns (a flow: given as the one call this needs). */
+  turns: { abortRun(runId: string): void };
   processes: Pick<CommandProcesses, 'abandonAgent'>;
   shards: Pick<ShardPool, 'forget'>;
   roster: Pick<ResidentRoster, 'agentForTokenHash'>;
