@@ -23,6 +23,9 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 /** Every command that opens a data directory takes this option. */
 const DATA_DIR: OptionSpec = { type: 'string', value: '<dir>', default: './data', description: 'data directory' };
 
+/** How long a stopping `serve` lets in-flight requests finish before it closes their connections. */
+const CLOSE_CONNECTIONS_AFTER_MS = 5_000;
+
 const leaseWaitNotice = (wait: { wait_ms: number; reason: string }): string =>
   `waiting up to ${Math.round(wait.wait_ms / 1000)} s for the previous holder's lease (${wait.reason})`;
 
@@ -206,7 +209,13 @@ async function serve(options: ParsedOptions): Promise<void> {
     if (err) notices.fatal({ err }, 'holon-xstate: fatal error, shutting down');
     else notices.info(`holon-xstate: ${signal ?? 'shutdown'} received, closing`);
     // app.close(): stop accepting, end SSE streams and long polls (preClose), finish in-flight requests.
+    // In-flight requests get a few seconds; then whatever connection is still open is cut (the
+    // other nodes of a cluster keep connections to this one alive: a request refused while closing
+    // asks for its connection to close, and this bounds the rest).
+    const cut = setTimeout(() => app.server.closeAllConnections(), CLOSE_CONNECTIONS_AFTER_MS);
+    cut.unref();
     await app.close();
+    clearTimeout(cut);
     await runtime.close();
     await recorder?.close();
     notices.info('holon-xstate: closed (lease released)');

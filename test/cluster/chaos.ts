@@ -21,6 +21,8 @@ export interface ChaosOptions {
   /** Between two chaos events. */
   chaosEveryMs: number;
   seed: number;
+  /** The share of chaos events that are kills (the rest are pauses); default one half. */
+  killShare?: number;
   log?: (line: string) => void;
 }
 
@@ -97,7 +99,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       await sleep(options.chaosEveryMs);
       if (stop) break;
       const node = pick(nodes);
-      if (random() < 0.5) {
+      if (random() < (options.killShare ?? 0.5)) {
         kills += 1;
         options.log?.(`chaos: SIGKILL ${node.nodeId}`);
         await node.kill();
