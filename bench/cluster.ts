@@ -9,6 +9,7 @@ import { createAgents, scratchDir } from './lib/fixtures.js';
 import { progress, runBenchmark } from './lib/harness.js';
 import type { Metric } from './lib/table.js';
 import { MiB, pool, until } from './lib/timing.js';
+import { nodeFigures } from './lib/cluster-nodes.js';
 
 /**
  * bench:cluster, the skeleton of issue 19's figures (same run, ratios against baselines measured
@@ -17,15 +18,18 @@ import { MiB, pool, until } from './lib/timing.js';
  *    1,000,000), agents/s, against the same runtime creating `CLUSTER_BASELINE_AGENTS` on lowdb;
  * 2. a `serve --store` node's restart-to-ready time (spawn → listening) and RSS on that database,
  *    against the same on an empty database: what boot costs per sleeping agent;
- * 3. durable prompt and wake throughput through one node, PostgreSQL vs lowdb.
- * Not yet: three nodes vs one on one database and failover time (they need the runtime's
- * per-agent ownership, docs/cluster-design.md).
+ * 3. durable prompt and wake throughput through one node, PostgreSQL vs lowdb;
+ * 4. over HTTP, real `serve` nodes (`lib/cluster-nodes.ts`): prompt and wake throughput through
+ *    three nodes on one database vs one node (each request to its agent's holder, and all of them
+ *    forwarded), and the failover time after a SIGKILL of a busy agent's owner.
  */
 const AGENTS = Number(process.env['CLUSTER_AGENTS'] ?? 1_000_000);
 const BASELINE_AGENTS = Number(process.env['CLUSTER_BASELINE_AGENTS'] ?? 2_000);
 const OPS = Number(process.env['CLUSTER_OPS'] ?? 2_000);
 const OPS_AGENTS = 100;
 const CONCURRENCY = 64;
+const NODE_SECONDS = Number(process.env['CLUSTER_NODE_SECONDS'] ?? 5);
+const NODE_LEASE_TTL_MS = Number(process.env['CLUSTER_LEASE_TTL_MS'] ?? 3_000);
 
 async function database(cluster: ThrowawayCluster, name: string): Promise<string> {
   const admin = new pg.Client({ host: cluster.socketDir, port: cluster.tcpPort, user: cluster.user, database: 'postgres' });
@@ -120,6 +124,7 @@ runBenchmark('cluster', 6 * 3600_000, async () => {
     await pgRuntime.close();
 
     const full = await restartToReady(fullUrl);
+    const nodes = await nodeFigures(await database(cluster, 'bench_one_node'), await database(cluster, 'bench_three_nodes'), NODE_SECONDS, NODE_LEASE_TTL_MS);
     const ratio = (value: number, base: number): number => value / base;
     const ge = (name: string, value: number, bound: number): Metric => ({ name, unit: '×', samples: [value], target: `≥ ${bound}`, met: value >= bound });
     const total = AGENTS + OPS_AGENTS;
@@ -139,12 +144,23 @@ runBenchmark('cluster', 6 * 3600_000, async () => {
       { name: `serve RSS when ready, ${total} agents`, unit: 'MiB', samples: [full.rss / MiB], ...(AGENTS >= 1_000_000 ? { target: '≤ 1024', met: full.rss / MiB <= 1024 } : {}) },
       { name: 'serve RSS when ready, empty database (baseline)', unit: 'MiB', samples: [empty.rss / MiB] },
       { name: '  ratio', unit: '×', samples: [ratio(full.rss, empty.rss)] },
+      { name: 'HTTP prompt, three nodes, to the holder', unit: 'ops/s', samples: [nodes.three.prompt] },
+      { name: 'HTTP prompt, one node (baseline)', unit: 'ops/s', samples: [nodes.one.prompt] },
+      ge('  ratio three / one', ratio(nodes.three.prompt, nodes.one.prompt), 0.8),
+      { name: 'HTTP prompt, three nodes, all forwarded', unit: 'ops/s', samples: [nodes.forwarded.prompt] },
+      { name: '  ratio forwarded / one', unit: '×', samples: [ratio(nodes.forwarded.prompt, nodes.one.prompt)] },
+      { name: 'HTTP wake, three nodes, to the holder', unit: 'ops/s', samples: [nodes.three.wake] },
+      { name: 'HTTP wake, one node (baseline)', unit: 'ops/s', samples: [nodes.one.wake] },
+      ge('  ratio three / one', ratio(nodes.three.wake, nodes.one.wake), 0.8),
+      { name: 'HTTP wake, three nodes, all forwarded', unit: 'ops/s', samples: [nodes.forwarded.wake] },
+      { name: '  ratio forwarded / one', unit: '×', samples: [ratio(nodes.forwarded.wake, nodes.one.wake)] },
+      { name: `failover after SIGKILL (lease TTL ${nodes.leaseTtlMs} ms)`, unit: 'ms', samples: [nodes.failoverMs], target: `≤ ${nodes.leaseTtlMs + 2000}`, met: nodes.failoverMs <= nodes.leaseTtlMs + 2000 },
     ];
     return {
       metrics,
       notes: [
-        `boot cost per sleeping agent: ${((full.readyMs - empty.readyMs) / total).toFixed(4)} ms and ${((full.rss - empty.rss) / total).toFixed(0)} B of RSS (today boot reads the whole roster; targets at 1,000,000: ready <= 5 s, RSS <= 1 GiB)`,
-        'three nodes vs one and failover time: not measured yet (need per-agent ownership in the runtime)',
+        `boot cost per sleeping agent: ${((full.readyMs - empty.readyMs) / total).toFixed(4)} ms and ${((full.rss - empty.rss) / total).toFixed(0)} B of RSS (a cluster node reads the roster entries at boot, no document, no alarm; targets at 1,000,000: ready <= 5 s, RSS <= 1 GiB)`,
+        `three nodes vs one: ${NODE_SECONDS} s per load, 48 connections in all, 90 agents; on this two-core machine the three nodes share the cores with the load generators`,
       ],
     };
   } finally {

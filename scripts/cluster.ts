@@ -8,9 +8,9 @@ import { startThrowawayCluster, type ThrowawayCluster } from '../test/pg/throwaw
  * otherwise a throwaway local cluster (initdb in a temp dir, removed with everything in it on
  * exit). Ctrl-C (SIGINT) or SIGTERM stops every node cleanly, then the throwaway database.
  *
- * What the nodes do today (docs/cluster-design.md): the runtime fences with the store-wide lease,
- * so one node writes and serves; the others wait for its lease, give up after 12 s and are
- * started again here, so when the writer dies one of them takes over within the lease time.
+ * Every node serves every agent (docs/cluster-design.md): each agent has its own lease, a request
+ * for an agent another node holds is forwarded there, and the agents of a node that dies are taken
+ * over by the others once their leases run out. A node that exits is started again here.
  */
 const NODES = 3;
 const RESTART_DELAY_MS = 1_000;

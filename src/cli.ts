@@ -3,7 +3,6 @@ import { resolve } from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
 import { commandUsage, parseCommandLine, programUsage, UsageError, type CommandSpec, type OptionSpec, type ParsedOptions } from './cli/options.js';
-import { startNodeHeartbeat, type NodeHeartbeat } from './cli/node-heartbeat.js';
 import { startedByNpm, watchParent } from './cli/parent-watch.js';
 import { buildApp } from './http/app.js';
 import { createLogger, LOG_FORMATS, type LogFormat } from './http/logging.js';
@@ -23,6 +22,9 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 /** Every command that opens a data directory takes this option. */
 const DATA_DIR: OptionSpec = { type: 'string', value: '<dir>', default: './data', description: 'data directory' };
+
+/** How long a stopping `serve` lets in-flight requests finish before it closes their connections. */
+const CLOSE_CONNECTIONS_AFTER_MS = 5_000;
 
 const leaseWaitNotice = (wait: { wait_ms: number; reason: string }): string =>
   `waiting up to ${Math.round(wait.wait_ms / 1000)} s for the previous holder's lease (${wait.reason})`;
@@ -66,6 +68,7 @@ const SERVE: CommandSpec = {
     'inbox-max-messages': { type: 'string', value: '<n>', default: '1000', description: 'messages one agent may hold pending; beyond it an input gets 429 inbox_full (Retry-After)' },
     'inbox-max-bytes': { type: 'string', value: '<n>', default: '8388608', description: "bytes of body text one agent's pending messages may hold; beyond it 429 inbox_full" },
     'ingress-max-in-flight': { type: 'string', value: '<n>', default: '10000', description: 'inputs accepted and not yet durable, process-wide; beyond it 429 inbox_full' },
+    'lease-ttl-ms': { type: 'string', value: '<ms>', default: '10000', description: "time to live of the write lease (with --store: of each agent lease and of the node's registration), renewed every third of it" },
     'exit-with-parent': { type: 'string', value: '<when>', default: 'auto', description: 'auto|yes|no: shut down when the process that started this one exits; auto = when started by npm or npx' },
   },
 };
@@ -88,6 +91,8 @@ interface ServeConfig {
   exitWithParent: boolean;
   /** `--inbox-max-messages`, `--inbox-max-bytes`, `--ingress-max-in-flight` (RuntimeOptions of the same names). */
   inbox: { inboxMaxMessages: number; inboxMaxBytes: number; ingressMaxInFlight: number };
+  /** `--lease-ttl-ms`. */
+  leaseTtlMs: number;
   /** Set when local mode overrode a requested --host. */
   ignoredHost: string | undefined;
 }
@@ -150,6 +155,7 @@ function serveConfig(options: ParsedOptions, env: NodeJS.ProcessEnv): ServeConfi
     logFormat,
     inspectLog: inspect ? resolve(inspect) : undefined,
     heapGrowth,
+    leaseTtlMs: positive(options, 'lease-ttl-ms'),
     inbox: {
       inboxMaxMessages: positive(options, 'inbox-max-messages'),
       inboxMaxBytes: positive(options, 'inbox-max-bytes'),
@@ -172,7 +178,8 @@ async function serve(options: ParsedOptions): Promise<void> {
   const runtime = await Runtime.open({
     dataDir: config.dataDir,
     ...(store === undefined ? {} : { store }),
-    leaseWaitMs: LEASE_WAIT_MS,
+    leaseWaitMs: Math.max(LEASE_WAIT_MS, config.leaseTtlMs + 2_000),
+    leaseTtlMs: config.leaseTtlMs,
     ...config.inbox,
     onLeaseWait: (wait) => notices.info(leaseWaitNotice(wait)),
     ...(config.nodeId ? { nodeId: config.nodeId } : {}),
@@ -198,13 +205,17 @@ async function serve(options: ParsedOptions): Promise<void> {
     identity: { node_id: runtime.nodeId, store: runtime.storeKind, started_at: runtime.startedAt },
   });
 
-  let membership: NodeHeartbeat | undefined;
   closeWithGrace({ delay: 10_000, logger: { error: (...args: unknown[]) => notices.error({ args }, 'shutdown did not finish in time') } }, async ({ signal, err }) => {
     if (err) notices.fatal({ err }, 'holon-xstate: fatal error, shutting down');
     else notices.info(`holon-xstate: ${signal ?? 'shutdown'} received, closing`);
     // app.close(): stop accepting, end SSE streams and long polls (preClose), finish in-flight requests.
+    // In-flight requests get a few seconds; then whatever connection is still open is cut (the
+    // other nodes of a cluster keep connections to this one alive: a request refused while closing
+    // asks for its connection to close, and this bounds the rest).
+    const cut = setTimeout(() => app.server.closeAllConnections(), CLOSE_CONNECTIONS_AFTER_MS);
+    cut.unref();
     await app.close();
-    await membership?.stop().catch((error: unknown) => notices.error({ err: error }, 'holon-xstate: could not unregister this node'));
+    clearTimeout(cut);
     await runtime.close();
     await recorder?.close();
     notices.info('holon-xstate: closed (lease released)');
@@ -241,8 +252,13 @@ async function serve(options: ParsedOptions): Promise<void> {
     process.exit(1);
   }
   if (store !== undefined) {
+    // A cluster node: registered under this address, it renews its agent leases with its
+    // heartbeat and claims the agents nobody runs (`runtime.close` gives them back and unregisters).
     const advertised = config.advertiseUrl ?? address;
-    membership = await startNodeHeartbeat(store, runtime.nodeId, advertised, (error) => notices.warn({ err: error }, 'holon-xstate: node heartbeat failed'));
+    await runtime.joinCluster(advertised).catch((error: unknown) => {
+      notices.fatal({ err: error }, `holon-xstate: cannot register this node: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    });
     notices.info(`advertise url: ${advertised}`);
   }
   if (!logger.isLevelEnabled('info')) notices.info(listening(address));

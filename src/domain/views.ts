@@ -92,6 +92,18 @@ export const Readiness = z.object({
   process: z.object({ pid: z.number().int(), uptime_s: z.number() }),
   lease: z.object({ held: z.boolean(), holder: z.string().nullable(), expires_at: z.string().nullable(), fencing_token: z.number().int() }),
   dependencies: z.object({ store: z.object({ ok: z.boolean(), kind: z.string() }) }),
+  /**
+   * A cluster node (PostgreSQL store) only: its id, the agent leases it holds, and its last
+   * heartbeat to the database (outcome and age; `ok: null` before it registered).
+   */
+  node: z
+    .object({
+      node_id: z.string(),
+      agent_leases_held: z.number().int(),
+      live_nodes: z.number().int().nullable(),
+      heartbeat: z.object({ ok: z.boolean().nullable(), age_ms: z.number().int().nullable(), error: z.string().nullable() }),
+    })
+    .optional(),
   progress: z.object({
     last_commit_at: z.string().nullable(),
     stalled_agents: z.array(z.string()),

@@ -11,6 +11,7 @@ import { callbackRoutes } from './callbacks.js';
 import { acceptUtf8JsonOnly } from './content-types.js';
 import { clientErrorHandler, enforceEnvelope, errorHandler } from './errors.js';
 import { registerEventRoutes } from './events.js';
+import { registerForwarding } from './forwarding.js';
 import { limitJsonDepth } from './json-depth.js';
 import { registerHealthRoutes, type RuntimeIdentity } from './health.js';
 import { admitsInspectionTicket, registerInspectionRoutes } from './inspection.js';
@@ -112,12 +113,18 @@ export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
   // Before the hooks that can refuse a request: its own onRequest hook marks an upgrade, so a
   // refused upgrade (401, 503) still has its socket closed once the answer is sent.
   await app.register(fastifyWebsocket, { options: { maxPayload: 64 * 1024 } });
-  app.addHook('onRequest', async () => {
-    if (shutdown.closing) throw new DomainError('runtime_shutting_down', 'the server is shutting down');
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!shutdown.closing) return;
+    // A keep-alive connection that brings a request while the server closes goes with the answer
+    // (the server closed the idle ones once, when it started closing).
+    reply.header('connection', 'close');
+    throw new DomainError('runtime_shutting_down', 'the server is shutting down');
   });
   const tickets = new InspectionTickets();
   app.addHook('onRequest', bearerAuth(options.auth, admitsInspectionTicket(tickets)));
   app.addHook('preValidation', limitJsonDepth);
+  // A cluster node forwards a request for an agent another node holds (after the depth limit, before validation).
+  registerForwarding(app, options.runtime, () => options.identity?.node_id ?? 'unknown');
   app.addHook('preClose', async () => {
     shutdown.closeAll();
   });

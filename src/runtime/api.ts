@@ -171,6 +171,24 @@ export interface RuntimeApi {
   /** The events each of the agent's actors accepts in its current state, read from the machines. */
   acceptedEvents(agent_id: string): Promise<AgentAccepts>;
   readiness(): Promise<Readiness>;
+  /**
+   * Where a request for the agent is served (a cluster; docs/cluster-design.md step 6): here when
+   * this node holds the agent's lease or could take it, else at its live holder's address.
+   * Absent (or always `local`) with an embedded store: one node serves everything.
+   */
+  route?(agent_id: string): Promise<AgentRoute>;
+  /** Where a create is served: at the holder of the agent it names (its `agent_id`, or the agent an earlier create with its Idempotency-Key created). */
+  routeCreate?(agent_id: string | undefined, idempotency_key: string | undefined): Promise<AgentRoute>;
+  /** Whether this runtime is one node of a cluster (a PostgreSQL store): requests may need forwarding. */
+  readonly clustered?: boolean;
+  /** The agent a capability token belongs to, as far as this node's roster knows (a cluster refreshes it on a miss). */
+  callbackAgent?(token: string): Promise<string | null>;
   /** Stops accepting work, settles in-flight operations, flushes the store and releases the lease. */
   close(): Promise<void>;
 }
+
+/** `RuntimeApi.route`: serve here, forward to the agent's holder, or 503 (its holder is live but not reachable). */
+export type AgentRoute =
+  | { kind: 'local' }
+  | { kind: 'forward'; holder: string; url: string }
+  | { kind: 'unavailable'; holder: string };

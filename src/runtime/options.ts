@@ -24,6 +24,14 @@ export interface RuntimeOptions {
    */
   nodeId?: string;
   /**
+   * In a cluster (a PostgreSQL store): the address the other nodes forward this node's agents'
+   * requests to; `open` registers the node under it. Without it, `joinCluster(url)` does (the
+   * CLI calls it once listening, with the listening address by default).
+   * @default none
+   * @example 'http://10.0.0.5:8080'
+   */
+  advertiseUrl?: string;
+  /**
    * The runtime's only clock.
    * @default the system clock
    */
@@ -34,7 +42,8 @@ export interface RuntimeOptions {
    */
   runner?: TurnRunner;
   /**
-   * Write-lease time to live; it is renewed every third of it.
+   * Write-lease time to live (the store lease; in a cluster each agent lease and the node's
+   * registration); it is renewed every third of it.
    * @default 10_000
    * @example 3_000
    */

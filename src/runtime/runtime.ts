@@ -25,12 +25,15 @@ import {
 import type { Store } from '../store/store.js';
 import { createStore } from '../store/index.js';
 import { agentAccepts } from './agent/accepted-events.js';
+import { rosterOf } from './agent/roster.js';
 import { acceptsOf } from './agent/accepts.js';
 import type { Tx } from './agent/tx.js';
-import type { CallbackBody, MutationOptions, Page, RuntimeApi } from './api.js';
+import type { AgentRoute, CallbackBody, MutationOptions, Page, RuntimeApi } from './api.js';
+import { hashToken } from './capability.js';
 import { systemClock, type Clock } from './clock.js';
 import { TimerAlarms } from './host/alarms.js';
 import { AgentCells, type MutateOptions } from './host/cells.js';
+import { ClusterNode } from './host/cluster-node.js';
 import { CreateKeys } from './host/create-keys.js';
 import { EventBus } from './host/event-bus.js';
 import { InboxBounds } from './host/inbox-bounds.js';
@@ -52,6 +55,7 @@ import { Transitions } from './flows/transitions.js';
 import { Turns } from './flows/turns.js';
 import { resolveOptions, type ResolvedOptions, type RuntimeOptions } from './options.js';
 import { persistOnce } from './persist-once.js';
+import { readinessOf } from './host/readiness.js';
 import { findTask, findTimer, findWorkItem } from './records/lookups.js';
 import { findSnapshot, migrateSnapshots, takeSnapshot, type SnapshotStamp } from './records/snapshots.js';
 import { TimerRecords } from './records/timers.js';
@@ -92,10 +96,13 @@ export class Runtime implements RuntimeApi {
   private readonly scheduler: Scheduler;
   private readonly ingress: Ingress;
   private readonly creation: AgentCreation;
+  private readonly keys: CreateKeys;
   private readonly taskProcesses: TaskProcesses;
   private readonly taskRequests: TaskRequests;
   private readonly transitions: Transitions;
   private readonly recovery: Recovery;
+  /** In a cluster (`store.kind === 'postgres'`): this node's agent leases, claims and routing; no store lease. */
+  private readonly cluster: ClusterNode | null;
   private lastCommitAt: string | null = null;
   /** Who stamps this instance's snapshots: this node, under its current fencing token. */
   private readonly stamp: SnapshotStamp;
@@ -109,10 +116,23 @@ export class Runtime implements RuntimeApi {
   ) {
     this.nodeId = nodeId;
     this.startedAt = clock.now();
-    this.stamp = { nodeId, fencingToken: () => this.lease.fencingToken() };
+    this.stamp = { nodeId, fencingToken: (agentId) => (this.cluster ? this.cluster.leases.token(agentId) : this.lease.fencingToken()) };
     const now = () => this.clock.now();
     // Host resources.
     this.lease = new LeaseKeeper(store, nodeId, options.leaseTtlMs, clock);
+    this.cluster =
+      store.kind === 'postgres'
+        ? new ClusterNode({
+            store,
+            nodeId,
+            ttlMs: options.leaseTtlMs,
+            clock,
+            // Read when used: the parts are built below.
+            parts: () => ({ cells: this.cells, alarms: this.alarms, turns: this.turns, processes: this.processes, shards: this.shards, roster: this.roster }),
+            refreshRoster: () => this.recovery.indexRoster(),
+          })
+        : null;
+    const cluster = this.cluster;
     this.alarms = new TimerAlarms((agentId, timerId, dueAt) => void this.fireTimer(agentId, timerId, dueAt).catch(() => undefined), now);
     this.dueAgents = new TimerAlarms((agentId) => void this.cells.load(agentId).catch(() => undefined), now);
     this.offers = new TurnOffers(now);
@@ -131,7 +151,7 @@ export class Runtime implements RuntimeApi {
         // Only the children persist once: the agent's own snapshot changes with nearly every commit.
         logic: this.logic,
         ...(options.inspect ? { inspect: options.inspect } : {}),
-        fencingToken: () => this.lease.fencingToken(),
+        fence: (agentId) => (cluster ? cluster.fence(agentId) : { fencing_token: this.lease.fencingToken() }),
         attached: (agentId, actor) => {
           this.inspection.attached(agentId, actor);
           this.shards.attach(agentId, actor);
@@ -144,15 +164,26 @@ export class Runtime implements RuntimeApi {
           this.lastCommitAt = this.clock.now().toISOString();
           if (roster) this.roster.set(cell.id, roster, rosterJson);
         },
-        commitFailed: (error) => {
-          if (error instanceof DomainError && error.code === 'lease_lost') this.lease.markLost();
+        commitFailed: (error, agentId) => {
+          if (!(error instanceof DomainError && error.code === 'lease_lost')) return;
+          if (cluster) cluster.lost(agentId);
+          else this.lease.markLost();
         },
       },
       loaded: (cell) => {
         this.dueAgents.disarm(cell.id, DUE_AGENT);
         this.timers.armAll(cell.doc);
+        // In a cluster every load is under a lease just taken: the takeover recovers what the last holder left.
+        if (cluster) this.recovery.takeOver(cell);
       },
-      retired: (agentId) => this.shards.forget(agentId),
+      ...(cluster ? { take: (agentId: string) => cluster.take(agentId), untake: (agentId: string) => void cluster.leases.release(agentId, null) } : {}),
+      retired: (cell) => {
+        this.shards.forget(cell.id);
+        if (!cluster) return;
+        // Passivated: no lease; `claimDueAgents` brings it back at its next timer, a request earlier.
+        this.alarms.disarmAgent(cell.id);
+        void cluster.leases.release(cell.id, rosterOf(cell.doc).next_timer_at ?? null);
+      },
       kick: (agentId) => this.scheduler.kick(agentId),
     });
     // Flows, each over the records it combines.
@@ -161,8 +192,10 @@ export class Runtime implements RuntimeApi {
     this.lifecycle = new Lifecycle({ options, stamp: this.stamp, timers: this.timers, processes: this.processes, turns: this.turns });
     this.scheduler = new Scheduler(this.cells, this.lifecycle, this.turns, () => !this.lease.isLost);
     this.ingress = new Ingress(this.cells, this.roster, new InboxBounds({ maxMessages: options.inboxMaxMessages, maxBytes: options.inboxMaxBytes, maxInFlight: options.ingressMaxInFlight }));
-    this.creation = new AgentCreation(this.cells, new CreateKeys(store, () => this.lease.fencingToken()), this.lifecycle, clock, () => this.lease.fencingToken());
-    this.taskProcesses = new TaskProcesses({ cells: this.cells, processes: this.processes, lease: this.lease, bus: this.bus, maxRunningTasks: options.maxRunningTasks });
+    const writable = () => (cluster ? 0 : this.lease.fencingToken());
+    this.keys = new CreateKeys(store, writable, cluster ? (agentId) => cluster.leases.acquire(agentId).then((l) => l.fencing_token) : undefined);
+    this.creation = new AgentCreation(this.cells, this.keys, this.lifecycle, clock, writable);
+    this.taskProcesses = new TaskProcesses({ cells: this.cells, processes: this.processes, lease: cluster?.agentLease ?? this.lease, bus: this.bus, maxRunningTasks: options.maxRunningTasks });
     this.taskRequests = new TaskRequests({ cells: this.cells, lifecycle: this.lifecycle, processes: this.processes, taskProcesses: this.taskProcesses, creation: this.creation, ingress: this.ingress });
     this.transitions = new Transitions(this.cells, this.lifecycle, this.turns, store);
     this.recovery = new Recovery({ store, cells: this.cells, roster: this.roster, dueAgents: this.dueAgents, lifecycle: this.lifecycle, turns: this.turns, invocations });
@@ -181,6 +214,13 @@ export class Runtime implements RuntimeApi {
     const resolved = resolveOptions(options, store, dataDir);
     const runtime = new Runtime(store, options.clock ?? systemClock, options.runner ?? new ScriptedRunner(), resolved, options.nodeId ?? `node-${process.pid}`);
     await store.open();
+    if (runtime.cluster) {
+      // A cluster node loads nothing at boot: agents come to it by requests and claims.
+      await runtime.recovery.indexRoster();
+      runtime.cluster.start();
+      if (options.advertiseUrl !== undefined) await runtime.joinCluster(options.advertiseUrl);
+      return runtime;
+    }
     try {
       await runtime.lease.acquire(resolved.leaseWaitMs, options.onLeaseWait);
     } catch (error) {
@@ -189,6 +229,35 @@ export class Runtime implements RuntimeApi {
     }
     await runtime.recovery.recoverAll();
     return runtime;
+  }
+
+  /**
+   * A cluster node registers under the address the other nodes forward its agents' requests to
+   * (`serve` knows it once listening); a no-op with an embedded store. Unregistered, a node still
+   * runs, renews and claims agents, but the others answer 503 for the agents it holds.
+   */
+  async joinCluster(advertiseUrl: string): Promise<void> {
+    await this.cluster?.register(advertiseUrl);
+  }
+
+  /** Where a request for the agent is served (docs/cluster-design.md step 6); always here with an embedded store. */
+  async route(agentId: string): Promise<AgentRoute> {
+    if (!this.cluster || this.cells.isClosing) return { kind: 'local' };
+    return this.cluster.route(agentId);
+  }
+
+  async routeCreate(agentId: string | undefined, key: string | undefined): Promise<AgentRoute> {
+    const named = key === undefined ? agentId : ((await this.keys.agentOf(key)) ?? agentId);
+    return named === undefined ? { kind: 'local' } : this.route(named);
+  }
+
+  /** The agent a capability token belongs to; a cluster node reads the roster again when it does not know the token. */
+  async callbackAgent(token: string): Promise<string | null> {
+    return this.cluster ? this.cluster.callbackAgent(token) : (this.roster.agentForTokenHash(hashToken(token)) ?? null);
+  }
+
+  get clustered(): boolean {
+    return this.cluster !== null;
   }
 
   get storeKind(): string {
@@ -438,15 +507,9 @@ export class Runtime implements RuntimeApi {
     return agentAccepts(await this.cells.cell(agentId));
   }
 
-  async readiness(): Promise<Readiness> {
-    const { storeOk, held, ...lease } = await this.lease.readiness();
-    return {
-      ok: storeOk && held,
-      process: { pid: process.pid, uptime_s: Math.round(process.uptime()) },
-      lease: { held, ...lease },
-      dependencies: { store: { ok: storeOk, kind: this.store.kind } },
-      progress: { last_commit_at: this.lastCommitAt, stalled_agents: this.cells.stalled(this.clock.now().getTime() - 5 * 60_000), stranded_agents: this.roster.stranded() },
-    };
+  readiness(): Promise<Readiness> {
+    const progress = { last_commit_at: this.lastCommitAt, stalled_agents: this.cells.stalled(this.clock.now().getTime() - 5 * 60_000), stranded_agents: this.roster.stranded() };
+    return readinessOf({ store: this.store, nodeId: this.nodeId, lease: this.lease, cluster: this.cluster, progress });
   }
 
   async close(): Promise<void> {
@@ -461,7 +524,10 @@ export class Runtime implements RuntimeApi {
     await this.processes.stopAll();
     // The supervisors drain: they refuse new agents while every live one is detached, then stop.
     this.shards.drain(() => this.cells.passivateAll());
-    await this.lease.release();
+    // A cluster node gives every agent back, with when it needs a node again: at once for one
+    // with work in doubt (a claim recovers it), else at its next timer.
+    if (this.cluster) await this.cluster.close();
+    else await this.lease.release();
     await this.store.close();
   }
 
@@ -474,6 +540,7 @@ export class Runtime implements RuntimeApi {
   /** An alarm fired: the timer fires in its agent's lane; an interval timer's next alarm is armed once that is durable. */
   private async fireTimer(agentId: string, timerId: string, dueAt: string): Promise<void> {
     if (this.lease.isLost || this.cells.isClosing) return;
+    if (this.cluster && !this.cluster.leases.holds(agentId)) return;
     const next = await this.mutate(agentId, async (tx) => this.timers.fire(tx, timerId, dueAt), { allowTerminated: false });
     if (next) this.alarms.arm(agentId, timerId, next);
   }

@@ -138,8 +138,11 @@ interface AgentFenced {
   fencing_token?: undefined;
 }
 
+/** The fence of a commit: the store-wide lease's token, or the agent lease's. */
+export type CommitFence = StoreFenced | AgentFenced;
+
 /** A commit carries exactly one fence: the store-wide lease's token or the agent lease's. */
-export type Commit = CommitFields & (StoreFenced | AgentFenced);
+export type Commit = CommitFields & CommitFence;
 
 export interface CommitResult {
   version: number;
@@ -262,4 +265,13 @@ export interface Store {
    */
   getGlobal(key: string): Promise<unknown>;
   putGlobal(key: string, value: unknown, fencing_token: number): Promise<void>;
+  /**
+   * Writes `value` under `key` unless the key holds a value already, fenced by the lease of the
+   * agent the record is about (a create key names the agent it creates): refused with
+   * `lease_lost`, nothing written, unless `agent_fencing_token` is that agent's current token.
+   * Returns what the key holds afterwards: `value`, or the value an earlier write left (the first
+   * of two nodes writing one key wins). In the embedded stores an agent token is the store
+   * lease's token.
+   */
+  putGlobalOnce(key: string, value: unknown, fence: { agent_id: string; agent_fencing_token: number }): Promise<unknown>;
 }

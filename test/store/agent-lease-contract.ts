@@ -65,6 +65,17 @@ export function agentLeaseContract(mode: AgentLeaseMode, ctx: AgentLeaseContext)
       expect(await store.loadAgent('agent-new')).toBeNull();
     });
 
+    it('writes a global record once, fenced by the agent lease: the first value stays, a stale token writes nothing', async () => {
+      const store = ctx.store();
+      const lease = await store.acquireAgentLease('agent-k', 'holder-a', ttl);
+      const fence = { agent_id: 'agent-k', agent_fencing_token: lease.fencing_token };
+      expect(await store.putGlobalOnce('create:k1', { agent_id: 'agent-k', n: 1 }, fence)).toEqual({ agent_id: 'agent-k', n: 1 });
+      expect(await store.putGlobalOnce('create:k1', { agent_id: 'agent-other', n: 2 }, fence)).toEqual({ agent_id: 'agent-k', n: 1 });
+      expect(await store.getGlobal('create:k1')).toEqual({ agent_id: 'agent-k', n: 1 });
+      await rejection(store.putGlobalOnce('create:k2', { agent_id: 'agent-k' }, { agent_id: 'agent-k', agent_fencing_token: lease.fencing_token + 1 }), 'lease_lost');
+      expect(await store.getGlobal('create:k2')).toBeUndefined();
+    });
+
     it('refuses a commit carrying both fences or neither', async () => {
       const store = ctx.store();
       const lease = await store.acquireAgentLease('agent-b', 'holder-a', ttl);

@@ -12,7 +12,7 @@ import {
   type TriggerCapability,
   TRANSITIONAL_PHASES,
 } from '../../domain/index.js';
-import type { CommitResult, NewEvent, Store } from '../../store/store.js';
+import type { CommitFence, CommitResult, NewEvent, Store } from '../../store/store.js';
 import { addTransition, closingRef, copyDoc, prune, reshare, type AgentDoc } from './agent-doc.js';
 import { newId, type Clock } from '../clock.js';
 import { rosterOf, type AgentRoster } from './roster.js';
@@ -40,12 +40,15 @@ export interface TxEnv {
   clock: Clock;
   /** Told every event a durable commit appended. */
   bus: { publish(events: AgentEvent[]): void };
-  /** The lease fencing token; throws `lease_lost` once the lease is gone, so nothing is written. */
-  fencingToken(): number;
+  /**
+   * The fence of a commit for the agent: the store lease's token, or in a cluster the agent
+   * lease's (`agent_fencing_token`); throws `lease_lost` once that lease is gone, so nothing is written.
+   */
+  fence(agentId: string): CommitFence;
   /** A commit is durable; `roster` is the entry it carried, if any, and `rosterJson` its JSON. */
   onCommitted(cell: TxCell, roster: AgentRoster | undefined, rosterJson: string): void;
-  /** A commit was refused; a fenced (`lease_lost`) runtime stops its side effects at once. */
-  commitFailed(error: unknown): void;
+  /** A commit was refused; a fenced (`lease_lost`) runtime (or, in a cluster, agent) stops its side effects at once. */
+  commitFailed(error: unknown, agentId: string): void;
 }
 
 /** Why a state change happened: the fields of a TransitionRecord the caller decides. */
@@ -288,7 +291,7 @@ export class Tx {
         expected_version: expected === 0 ? null : expected,
         doc,
         events,
-        fencing_token: this.env.fencingToken(),
+        ...this.env.fence(this.cell.id),
         ...(roster === undefined ? {} : { roster }),
       });
     const committed = (result: CommitResult) => {
@@ -299,7 +302,7 @@ export class Tx {
     return this.cell.issue(doc, expected + 1, rosterJson, write, committed).then(
       (result) => result.events,
       (error: unknown) => {
-        this.env.commitFailed(error);
+        this.env.commitFailed(error, this.cell.id);
         throw error;
       },
     );

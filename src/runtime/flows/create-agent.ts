@@ -38,12 +38,19 @@ export class AgentCreation {
   private async createOnce(req: CreateAgentRequest, key: string | null): Promise<Created> {
     const fingerprint = JSON.stringify(req);
     const prior = key === null ? undefined : await this.keys.prior(key, fingerprint);
-    const agentId = prior ?? req.agent_id ?? newId('agent');
+    let agentId = prior ?? req.agent_id ?? newId('agent');
     if (await this.cells.load(agentId)) {
       if (!prior) throw new DomainError('agent_exists', `agent ${agentId} already exists`, { agent_id: agentId });
       return this.resume(agentId);
     }
-    if (key !== null && !prior) await this.keys.remember(key, { agent_id: agentId, fingerprint });
+    if (key !== null && !prior) {
+      // In a cluster another node may have recorded the key first: its agent is the one.
+      const kept = await this.keys.remember(key, { agent_id: agentId, fingerprint });
+      if (kept.agent_id !== agentId) {
+        agentId = kept.agent_id;
+        if (await this.cells.load(agentId)) return this.resume(agentId);
+      }
+    }
     const now = this.clock.now().toISOString();
     const doc = newAgentDoc(agentId, req, now);
     // Seed 002 steps 1–2: identity first, durably, in Created.

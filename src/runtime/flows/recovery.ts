@@ -1,7 +1,8 @@
+import { hostname } from 'node:os';
 import { isTerminalTask } from '../../../machines/contracts/index.js';
-import type { EffectRequest } from '../agent/agent-cell.js';
+import type { AgentCell, EffectRequest } from '../agent/agent-cell.js';
 import { factsOf } from '../agent/facts.js';
-import { AgentRoster } from '../agent/roster.js';
+import { AgentRoster, needsRecovery } from '../agent/roster.js';
 import type { Tx } from '../agent/tx.js';
 import type { TimerAlarms } from '../host/alarms.js';
 import type { AgentCells } from '../host/cells.js';
@@ -74,6 +75,30 @@ export class Recovery {
     }
   }
 
+  /**
+   * A cluster node's boot: the roster entries only (listing, the capability URL lookup); no
+   * document is loaded and no alarm armed: an agent comes to a node by a request or a claim.
+   */
+  async indexRoster(): Promise<void> {
+    for (const { agent_id: agentId, roster } of await this.deps.store.listRoster()) {
+      const entry = AgentRoster.safeParse(roster);
+      if (entry.success) this.deps.roster.set(agentId, entry.data);
+    }
+  }
+
+  /**
+   * A cluster node loaded an agent under a lease it just took (a request, or `claimDueAgents`
+   * after its holder died or stalled): what the last holder left open is recovered exactly as a
+   * restart does (`recoverAgent`: a command in doubt becomes interrupted, never run again; a run
+   * in flight is interrupted; a transitional phase resumes). Queued first in the agent's lane, so
+   * it runs before the operation that loaded it. A quiet agent (released by its last holder) has
+   * nothing to recover.
+   */
+  takeOver(cell: AgentCell): void {
+    if (!needsRecovery(cell.doc)) return;
+    void this.deps.cells.mutateCell(cell, (tx) => this.recoverAgent(tx), { allowTerminated: true }).catch(() => undefined);
+  }
+
   /** A child actor threw: restore it from the last commit and send it to Recovering. */
   async onAgentFailed(agentId: string, error: string): Promise<void> {
     const cell = this.deps.cells.get(agentId);
@@ -106,8 +131,11 @@ export class Recovery {
     for (const task of doc.tasks) {
       if (isTerminalTask(task.status)) continue;
       // A detached command outlives a killed runtime: end its process group before marking it.
-      const pid = findEffect(doc, startCommandKey(task.id))?.detail['pid'];
-      if (typeof pid === 'number') signalGroup(pid, 'SIGKILL');
+      // In a cluster the process ran on the host that started it: a pid names nothing elsewhere.
+      const detail = findEffect(doc, startCommandKey(task.id))?.detail;
+      const pid = detail?.['pid'];
+      const host = detail?.['host'];
+      if (typeof pid === 'number' && (host === undefined || host === hostname())) signalGroup(pid, 'SIGKILL');
       finishTaskRecord(tx, task, { status: 'interrupted', exit_code: null, reason: 'runtime_restarted' });
     }
     const runId = this.deps.turns.abortCurrentRun(tx, 'interrupted');

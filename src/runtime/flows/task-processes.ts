@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { isTerminalTask } from '../../../machines/contracts/index.js';
 import {
   DomainError,
@@ -144,7 +145,7 @@ export class TaskProcesses {
     await this.deps.cells.mutateCell(cell, async (tx) => {
       const taskIds = take();
       // A command starts before the commit that records it: a fenced instance must learn first.
-      if (!(await this.deps.lease.stillHeld())) return this.deps.lease.markLost();
+      if (!(await this.deps.lease.stillHeld(agentId))) return this.deps.lease.markLost(agentId);
       for (const taskId of taskIds) this.launchTask(tx, taskId);
     }, { allowTerminated: true, kick: false });
   }
@@ -159,7 +160,7 @@ export class TaskProcesses {
     const handle = this.deps.processes.start(agentId, { ...task, cmd: task.cmd });
     void handle.result.then((result) => this.onTaskResult(agentId, taskId, result));
     const effect = findEffect(tx.doc, startCommandKey(taskId));
-    if (effect) finishEffect(tx, effect, handle.pid === null ? 'failed' : 'done', { pid: handle.pid });
+    if (effect) finishEffect(tx, effect, handle.pid === null ? 'failed' : 'done', { pid: handle.pid, host: hostname() });
     // No pid: the process never started (bad cwd ...); the task fails from Queued on its result.
     if (handle.pid === null) return;
     task.status = 'running';

@@ -197,6 +197,11 @@ export class Turns {
     return runId;
   }
 
+  /** Aborts one in-process run, if it is this process's (its agent went to another node). */
+  abortRun(runId: string): void {
+    this.runs.get(runId)?.abort();
+  }
+
   /** Aborts every in-process run (close, a lost lease). */
   abortAll(): void {
     for (const controller of this.runs.values()) controller.abort();

@@ -32,6 +32,16 @@ export class TimerAlarms {
     this.alarms.delete(key);
   }
 
+  /** Disarms every alarm of one agent (another node took it over, or it passivated in a cluster). */
+  disarmAgent(agentId: string): void {
+    const prefix = `${agentId}/`;
+    for (const [key, alarm] of this.alarms) {
+      if (!key.startsWith(prefix)) continue;
+      clearTimeout(alarm);
+      this.alarms.delete(key);
+    }
+  }
+
   disarmAll(): void {
     for (const alarm of this.alarms.values()) clearTimeout(alarm);
     this.alarms.clear();

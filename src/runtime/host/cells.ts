@@ -29,8 +29,15 @@ export interface CellsDeps {
   env: Omit<CellEnv, 'settled' | 'reload'>;
   /** A cell was loaded from the store (its timers are armed by this). */
   loaded(cell: AgentCell): void;
-  /** A cell retired (its shard entry goes). */
-  retired(agentId: string): void;
+  /**
+   * In a cluster: takes the agent's lease before its first load or create (`lease_lost` when
+   * another live node holds it). Absent for the embedded stores, whose store lease covers every agent.
+   */
+  take?(agentId: string): Promise<void>;
+  /** A load found no such agent: what `take` acquired goes back. */
+  untake?(agentId: string): void;
+  /** A cell retired (its shard entry goes; in a cluster its lease is released with its wake time). */
+  retired(cell: AgentCell): void;
   /** Asks the agent's scheduler to look at it again (after every mutation). */
   kick(agentId: string): void;
 }
@@ -70,7 +77,7 @@ export class AgentCells {
     if (cached) return cached;
     let pending = this.loading.get(agentId);
     if (!pending) {
-      pending = this.loadFromStore(agentId).finally(() => this.loading.delete(agentId));
+      pending = this.takeAndLoad(agentId).finally(() => this.loading.delete(agentId));
       this.loading.set(agentId, pending);
     }
     return pending;
@@ -137,6 +144,7 @@ export class AgentCells {
    * once that commit is durable.
    */
   async create<T>(agentId: string, doc: AgentDoc, operation: (tx: Tx) => Promise<T>): Promise<{ cell: AgentCell; result: T }> {
+    await this.deps.take?.(agentId);
     const cell = new AgentCell(agentId, doc, 0, this.env);
     const result = await cell.run(operation);
     this.cells.set(agentId, cell);
@@ -154,8 +162,34 @@ export class AgentCells {
     await Promise.all([...this.cells.values()].map((cell) => cell.run(async () => undefined).catch(() => undefined)));
   }
 
+  /**
+   * Drops the agent's cell at once, whatever its lane holds (another node took the agent over):
+   * the next access loads it again, and a commit still in the old lane is refused by its fence.
+   */
+  drop(agentId: string): void {
+    const cell = this.cells.get(agentId);
+    this.cells.delete(agentId);
+    this.quiet.delete(agentId);
+    cell?.passivate();
+    this.deps.store.evictAgent(agentId);
+  }
+
+  /** The loaded agents' ids. */
+  ids(): string[] {
+    return [...this.cells.keys()];
+  }
+
   passivateAll(): void {
     for (const cell of this.cells.values()) cell.passivate();
+  }
+
+  /** In a cluster, the lease first: the document read after it is the latest, and no other node writes it meanwhile. */
+  private async takeAndLoad(agentId: string): Promise<AgentCell | null> {
+    if (!this.deps.take) return this.loadFromStore(agentId);
+    await this.deps.take(agentId);
+    const cell = await this.loadFromStore(agentId);
+    if (!cell) this.deps.untake?.(agentId);
+    return cell;
   }
 
   private async loadFromStore(agentId: string): Promise<AgentCell | null> {
@@ -201,7 +235,7 @@ export class AgentCells {
       (c) => c.actor === null && !needsRecovery(c.doc),
       () => {
         if (this.cells.get(agentId) === cell) this.cells.delete(agentId);
-        this.deps.retired(agentId);
+        this.deps.retired(cell);
         this.deps.store.evictAgent(agentId);
       },
     );

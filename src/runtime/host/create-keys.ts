@@ -19,11 +19,18 @@ export class CreateKeys {
   constructor(
     private readonly store: Store,
     private readonly fencingToken: () => number,
+    /** In a cluster: the lease token of the agent a key names (taken if need be); the key is then written once, fenced by it. */
+    private readonly agentToken?: (agentId: string) => Promise<number>,
   ) {}
 
   /** Runs `create` alone for its key (no key: at once). */
   run<T>(key: string | undefined, create: (key: string | null) => Promise<T>): Promise<T> {
     return key === undefined ? create(null) : this.queue.run(key, () => create(key));
+  }
+
+  /** The agent an earlier create with this key named, whatever its body (where a retried create is served). */
+  async agentOf(key: string): Promise<string | undefined> {
+    return ((await this.store.getGlobal(`create:${key}`)) as CreateKeyRecord | undefined)?.agent_id;
   }
 
   /** The agent an earlier create with this key named; `idempotency_conflict` if that create had another body. */
@@ -33,7 +40,19 @@ export class CreateKeys {
     return prior?.agent_id;
   }
 
-  async remember(key: string, record: CreateKeyRecord): Promise<void> {
-    await this.store.putGlobal(`create:${key}`, record, this.fencingToken());
+  /**
+   * Records the key before the identity is written; returns the record the key holds afterwards.
+   * In a cluster two nodes may create with one key at once: the first record written stays, and
+   * the other create goes on with the agent it names.
+   */
+  async remember(key: string, record: CreateKeyRecord): Promise<CreateKeyRecord> {
+    if (!this.agentToken) {
+      await this.store.putGlobal(`create:${key}`, record, this.fencingToken());
+      return record;
+    }
+    const token = await this.agentToken(record.agent_id);
+    const kept = (await this.store.putGlobalOnce(`create:${key}`, record, { agent_id: record.agent_id, agent_fencing_token: token })) as CreateKeyRecord;
+    if (kept.fingerprint !== record.fingerprint) throw new DomainError('idempotency_conflict', 'this Idempotency-Key was used with another body');
+    return kept;
   }
 }

@@ -69,8 +69,8 @@ export class LeaseKeeper {
     this.lostListeners.push(listener);
   }
 
-  /** Seed 002: once renewal fails, no more external side effects from this instance. */
-  markLost(): void {
+  /** Seed 002: once renewal fails, no more external side effects from this instance (the store lease covers every agent: `_agentId` is who found out). */
+  markLost(_agentId?: string): void {
     if (this.lost) return;
     this.lost = true;
     for (const listener of this.lostListeners) listener();
@@ -83,7 +83,7 @@ export class LeaseKeeper {
    * before it acts, not after. Expiry alone does not count: the store has no clock, and an expired
    * lease nobody took is still this holder's to renew.
    */
-  async stillHeld(): Promise<boolean> {
+  async stillHeld(_agentId?: string): Promise<boolean> {
     if (!this.lease) return false;
     const current = await this.store.readLease();
     return current !== null && current.holder === this.lease.holder && current.fencing_token === this.lease.fencing_token;

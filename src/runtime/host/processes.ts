@@ -19,6 +19,8 @@ export interface OutputView {
  */
 export class CommandProcesses {
   private readonly live = new Map<string, CommandHandle>();
+  /** The agent of each live task (a lost agent's processes stop without its document). */
+  private readonly agentOf = new Map<string, string>();
   /** The `env` of an ExecCommand, kept until its task starts (never stored). */
   private readonly envs = new Map<string, Record<string, string>>();
 
@@ -41,6 +43,7 @@ export class CommandProcesses {
     });
     this.envs.delete(task.id);
     this.live.set(task.id, handle);
+    this.agentOf.set(task.id, agentId);
     return handle;
   }
 
@@ -56,6 +59,7 @@ export class CommandProcesses {
   take(taskId: string): CommandHandle | undefined {
     const handle = this.live.get(taskId);
     this.live.delete(taskId);
+    this.agentOf.delete(taskId);
     return handle;
   }
 
@@ -69,10 +73,20 @@ export class CommandProcesses {
     for (const handle of this.live.values()) void handle.stop().catch(() => undefined);
   }
 
+  /** Stops the processes of one agent at once and forgets them, without waiting (another node took the agent over). */
+  abandonAgent(agentId: string): void {
+    for (const [taskId, owner] of this.agentOf) {
+      if (owner !== agentId) continue;
+      const handle = this.take(taskId);
+      void handle?.stop().catch(() => undefined);
+    }
+  }
+
   /** Stops every process and forgets them (close). */
   async stopAll(): Promise<void> {
     await Promise.all([...this.live.values()].map((handle) => handle.stop().catch(() => undefined)));
     this.live.clear();
+    this.agentOf.clear();
   }
 
   /** The task's output so far: live from its process, else the tail of its artifact. */

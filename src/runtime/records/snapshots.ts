@@ -160,13 +160,13 @@ export function signed(snapshot: Omit<Snapshot, 'recovery'> & { recovery: Omit<S
 /** Who stamps a snapshot: this node, under its current fencing token. */
 export interface SnapshotStamp {
   readonly nodeId: string;
-  fencingToken(): number;
+  fencingToken(agentId: string): number;
 }
 
 /** Takes a snapshot of the agent as the operation has it, into its records and log. */
 export function takeSnapshot(tx: Tx, kind: Snapshot['kind'], stamp: SnapshotStamp): Snapshot {
   tx.syncMachine();
-  const snapshot = buildSnapshot(tx.doc, kind, { fencingToken: stamp.fencingToken(), holder: stamp.nodeId, now: tx.now });
+  const snapshot = buildSnapshot(tx.doc, kind, { fencingToken: stamp.fencingToken(tx.cell.id), holder: stamp.nodeId, now: tx.now });
   addSnapshot(tx.doc, snapshot);
   tx.emit('snapshot_taken', { snapshot_id: snapshot.snapshot_id, kind, checksum: snapshot.recovery.checksum });
   return snapshot;

@@ -363,6 +363,15 @@ export class LowdbStore implements Store {
     await this.globals.put(key, value, fencing_token);
   }
 
+  /** One writer process: creates of one key are serialized by the runtime, so the read and the write cannot interleave with another's. */
+  async putGlobalOnce(key: string, value: unknown, fence: { agent_id: string; agent_fencing_token: number }): Promise<unknown> {
+    this.assertOpen();
+    const existing = await this.globals.get(key);
+    if (existing !== undefined) return existing;
+    await this.globals.put(key, value, fence.agent_fencing_token);
+    return this.globals.get(key);
+  }
+
   /** Rebuilds the index from `roster.tsv` and the write-ahead log (at open, and after a takeover). */
   private async loadIndex(): Promise<void> {
     // The active log file must be replayed too, so it is closed first.

@@ -220,6 +220,13 @@ export class MemoryStore implements Store {
     }
   }
 
+  async putGlobalOnce(key: string, value: unknown, fence: { agent_id: string; agent_fencing_token: number }): Promise<unknown> {
+    this.assertOpen();
+    assertFence(this.lease, fence.agent_fencing_token, undefined);
+    if (!this.globals.has(key)) this.globals.set(key, cloneJson(value));
+    return cloneJson(this.globals.get(key));
+  }
+
   private assertOpen(): void {
     if (!this.isOpen) throw new DomainError('store_unavailable', `store ${this.location} is not open`);
   }

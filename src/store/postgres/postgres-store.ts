@@ -276,6 +276,27 @@ export class PostgresStore implements Store {
     }
   }
 
+  /**
+   * One statement: the fence (the agent's lease row, held FOR SHARE) and an insert that keeps an
+   * existing value. A concurrent insert of the same key wins or loses on the primary key; the
+   * loser reads the winner's value.
+   */
+  async putGlobalOnce(key: string, value: unknown, fence: { agent_id: string; agent_fencing_token: number }): Promise<unknown> {
+    const json = toJson(`global record ${key}`, () => JSON.stringify(value));
+    const [row] = await this.query(
+      'writing a global record once',
+      `WITH f AS (SELECT 1 FROM ${this.s}.agent_leases WHERE agent_id = $2 AND fencing_token = $3 FOR SHARE),
+            w AS (INSERT INTO ${this.s}.globals (key, value) SELECT $1, $4 FROM f ON CONFLICT (key) DO NOTHING RETURNING value)
+       SELECT (SELECT count(*) FROM f) AS fenced_ok, (SELECT value FROM w) AS written`,
+      [key, fence.agent_id, fence.agent_fencing_token, json],
+    );
+    if (Number(row?.['fenced_ok']) === 0) {
+      throw new DomainError('lease_lost', `agent ${fence.agent_id} is not held under token ${fence.agent_fencing_token}; global record ${key} was not written`, { agent_id: fence.agent_id, fencing_token: fence.agent_fencing_token });
+    }
+    if (row?.['written'] !== null && row?.['written'] !== undefined) return value;
+    return this.getGlobal(key);
+  }
+
   private run<T>(doing: string, fn: () => Promise<T>): Promise<T> {
     try {
       return fn().catch((err: unknown) => {

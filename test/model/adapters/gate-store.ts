@@ -207,4 +207,8 @@ export class GateStore implements Store {
   putGlobal(key: string, value: unknown, fencing_token: number): Promise<void> {
     return this.inner.putGlobal(key, value, fencing_token);
   }
+
+  putGlobalOnce(key: string, value: unknown, fence: { agent_id: string; agent_fencing_token: number }): Promise<unknown> {
+    return this.inner.putGlobalOnce(key, value, fence);
+  }
 }

@@ -1,0 +1,94 @@
+import { call } from '../../test/http/helpers.js';
+import { startNodes, type ClusterNode } from '../../test/cluster/harness.js';
+import { runLoad, type LoadResult } from './load.js';
+import { progress } from './harness.js';
+
+/**
+ * bench:cluster's node figures (issue 19), on real `serve` processes: durable prompt and wake
+ * throughput through three nodes on one database against one node on another database of the same
+ * server (the same agents per node, the same connections in all), each request sent to the node
+ * that holds its agent, and again with every request sent to a node that does not (all forwarded);
+ * and the failover time: a busy agent's owner is SIGKILLed, and a prompt is retried through another
+ * node until it is answered.
+ */
+export interface NodeFigures {
+  one: { prompt: number; wake: number };
+  three: { prompt: number; wake: number };
+  forwarded: { prompt: number; wake: number };
+  failoverMs: number;
+  leaseTtlMs: number;
+}
+
+const AGENTS_PER_NODE = 30;
+const CONNECTIONS = 48;
+
+/** 2xx answers per second of one load. */
+function served(result: LoadResult): number {
+  return result.requests === 0 ? 0 : result.requestsPerSecond * ((result.requests - result.non2xx - result.errors) / result.requests);
+}
+
+async function createThrough(node: ClusterNode, prefix: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = `${prefix}-${i}`;
+    const reply = await call(node.url, 'POST', '/api/control/agents', { json: { agent_id: id } });
+    if (reply.status !== 201) throw new Error(`create ${id}: ${reply.status} ${reply.text}`);
+    ids.push(id);
+  }
+  return ids;
+}
+
+/** One load per (node, agents) pair at once, the connections split evenly; the sum of their 2xx/s. */
+async function loads(pairs: Array<{ node: ClusterNode; agents: string[] }>, route: 'prompt' | 'wake', seconds: number): Promise<number> {
+  const body = route === 'prompt' ? JSON.stringify({ text: 'bench:cluster' }) : JSON.stringify({ reason: 'bench:cluster' });
+  const results = await Promise.all(
+    pairs.map(({ node, agents }) =>
+      runLoad({ base: node.url, paths: agents.map((id) => `/api/control/agents/${id}/${route}`), body, connections: Math.floor(CONNECTIONS / pairs.length), durationSeconds: seconds }),
+    ),
+  );
+  return results.reduce((sum, result) => sum + served(result), 0);
+}
+
+export async function nodeFigures(oneUrl: string, threeUrl: string, seconds: number, leaseTtlMs: number): Promise<NodeFigures> {
+  const args = ['--lease-ttl-ms', String(leaseTtlMs)];
+  const single = await startNodes({ storeUrl: oneUrl, count: 1, prefix: 'one', args });
+  let one: NodeFigures['one'];
+  try {
+    const [node] = single.nodes as [ClusterNode];
+    await node.listening();
+    const agents = await createThrough(node, 'one', AGENTS_PER_NODE * 3);
+    one = { prompt: await loads([{ node, agents }], 'prompt', seconds), wake: await loads([{ node, agents }], 'wake', seconds) };
+    progress(`cluster nodes: one node ${one.prompt.toFixed(0)} prompts/s, ${one.wake.toFixed(0)} wakes/s`);
+  } finally {
+    await single.close();
+  }
+  const set = await startNodes({ storeUrl: threeUrl, count: 3, prefix: 'three', args });
+  try {
+    const nodes = set.nodes;
+    await Promise.all(nodes.map((node) => node.listening()));
+    const owned = await Promise.all(nodes.map(async (node, i) => ({ node, agents: await createThrough(node, `three-${i}`, AGENTS_PER_NODE) })));
+    const three = { prompt: await loads(owned, 'prompt', seconds), wake: await loads(owned, 'wake', seconds) };
+    // Every request to a node that does not hold its agent: each is forwarded once.
+    const elsewhere = owned.map(({ agents }, i) => ({ node: nodes[(i + 1) % nodes.length] as ClusterNode, agents }));
+    const forwarded = { prompt: await loads(elsewhere, 'prompt', seconds), wake: await loads(elsewhere, 'wake', seconds) };
+    progress(`cluster nodes: three nodes ${three.prompt.toFixed(0)} prompts/s, ${three.wake.toFixed(0)} wakes/s; all forwarded ${forwarded.prompt.toFixed(0)} / ${forwarded.wake.toFixed(0)}`);
+
+    // Failover: the owner of a busy agent dies; a prompt through another node until answered.
+    const [n1, n2] = nodes as [ClusterNode, ClusterNode];
+    const busy = (owned[0] as { agents: string[] }).agents[0] as string;
+    await call(n1.url, 'POST', `/api/control/agents/${busy}/prompt`, { json: { text: '/exec sleep 30' } });
+    await n1.kill();
+    const killed = performance.now();
+    for (;;) {
+      const reply = await call(n2.url, 'POST', `/api/control/agents/${busy}/prompt`, { json: { text: 'after the kill' } }).catch(() => null);
+      if (reply?.status === 200) break;
+      if (performance.now() - killed > 120_000) throw new Error('failover: not served within 120 s');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const failoverMs = performance.now() - killed;
+    progress(`cluster nodes: failover ${failoverMs.toFixed(0)} ms (lease TTL ${leaseTtlMs} ms)`);
+    return { one, three, forwarded, failoverMs, leaseTtlMs };
+  } finally {
+    await set.close();
+  }
+}

@@ -1,0 +1,160 @@
+import { DomainError } from '../../domain/index.js';
+import type { CommitFence, Store } from '../../store/store.js';
+import { needsRecovery, rosterOf } from '../agent/roster.js';
+import type { AgentRoute } from '../api.js';
+import { hashToken } from '../capability.js';
+import type { Clock } from '../clock.js';
+import { AgentLeases, type AgentLeaseReadiness } from './agent-leases.js';
+import type { TimerAlarms } from './alarms.js';
+import type { AgentCells } from './cells.js';
+import { ClaimLoop } from './claim-loop.js';
+import type { CommandProcesses } from './processes.js';
+import type { ResidentRoster } from './resident-roster.js';
+import type { ShardPool } from './shards.js';
+
+/** The runtime's parts a cluster node acts on when it gains or loses an agent. */
+export interface ClusterParts {
+  cells: Pick<AgentCells, 'get' | 'load' | 'drop'>;
+  alarms: Pick<TimerAlarms, 'disarmAgent'>;
+  /** The turns (a flow: given as the one call this needs). */
+  turns: { abortRun(runId: string): void };
+  processes: Pick<CommandProcesses, 'abandonAgent'>;
+  shards: Pick<ShardPool, 'forget'>;
+  roster: Pick<ResidentRoster, 'agentForTokenHash'>;
+}
+
+export interface ClusterNodeOptions {
+  store: Store;
+  nodeId: string;
+  ttlMs: number;
+  clock: Clock;
+  /** The runtime's parts, read when first needed (they are built after this node). */
+  parts(): ClusterParts;
+  /** The roster entries again from the store (another node's commits), for a capability URL this node does not know. */
+  refreshRoster(): Promise<void>;
+  onClaimError?(error: unknown): void;
+}
+
+/** How often at most a capability URL this node does not know makes it read the roster again. */
+const ROSTER_REFRESH_MS = 1_000;
+
+/**
+ * One node of a cluster on PostgreSQL (`store.kind === 'postgres'`, docs/cluster-design.md): no
+ * store-wide lease; the node registers itself and holds one lease per agent it runs
+ * (`AgentLeases`), claims the agents nobody runs (`ClaimLoop`), and says where a request for an
+ * agent is served (`route`).
+ */
+export class ClusterNode {
+  readonly leases: AgentLeases;
+  private readonly claims: ClaimLoop;
+  private rosterRead: { at: number; done: Promise<void> } | null = null;
+
+  constructor(private readonly options: ClusterNodeOptions) {
+    this.leases = new AgentLeases({ store: options.store, nodeId: options.nodeId, ttlMs: options.ttlMs, onLost: (agentId) => this.lost(agentId) });
+    this.claims = new ClaimLoop({
+      store: options.store,
+      leases: this.leases,
+      take: async (agentId) => {
+        await options.parts().cells.load(agentId);
+      },
+      ...(options.onClaimError ? { onError: options.onClaimError } : {}),
+    });
+  }
+
+  /** Renews the leases it takes and claims the agents nobody runs, from now on. */
+  start(): void {
+    this.leases.start();
+    this.claims.start();
+  }
+
+  /** Registered under `advertiseUrl`, the other nodes forward this node's agents' requests to it. */
+  register(advertiseUrl: string): Promise<void> {
+    return this.leases.register(advertiseUrl);
+  }
+
+  /** The fence of the agent's commits: its lease's token (`lease_lost` once this node does not hold it). */
+  fence(agentId: string): CommitFence {
+    return { agent_fencing_token: this.leases.token(agentId) };
+  }
+
+  take(agentId: string): Promise<void> {
+    return this.leases.acquire(agentId).then(() => undefined);
+  }
+
+  /**
+   * Local when this node holds the agent or can take it (loading it takes its lease); otherwise
+   * the live holder's address, or `unavailable` when that holder is not a registered node.
+   */
+  async route(agentId: string): Promise<AgentRoute> {
+    if (this.leases.holds(agentId)) return { kind: 'local' };
+    try {
+      await this.options.parts().cells.load(agentId);
+      return { kind: 'local' };
+    } catch (error) {
+      if (!(error instanceof DomainError && error.code === 'lease_lost')) return { kind: 'local' };
+    }
+    const where = await this.options.store.locateAgent(agentId);
+    if (where === null || where.holder === this.options.nodeId) return { kind: 'local' };
+    return where.advertise_url === null ? { kind: 'unavailable', holder: where.holder } : { kind: 'forward', holder: where.holder, url: where.advertise_url };
+  }
+
+  /** Reads the roster entries again, at most once a second (a capability URL minted through another node). */
+  refreshRoster(): Promise<void> {
+    const now = Date.now();
+    if (this.rosterRead && now - this.rosterRead.at < ROSTER_REFRESH_MS) return this.rosterRead.done;
+    const done = this.options.refreshRoster().catch(() => undefined);
+    this.rosterRead = { at: now, done };
+    return done;
+  }
+
+  /**
+   * Seed 002 acceptance #2, per agent: another node holds the agent's lease now (a renewal
+   * reported it, a commit was fenced, or its time ran out unrenewed): its alarms, its run and its
+   * command processes stop at once, and its cell goes. Its commits are refused by the database anyway.
+   */
+  lost(agentId: string): void {
+    const { cells, alarms, turns, processes, shards } = this.options.parts();
+    const runId = cells.get(agentId)?.head.state.current_run_id;
+    this.leases.forget(agentId);
+    alarms.disarmAgent(agentId);
+    if (runId) turns.abortRun(runId);
+    processes.abandonAgent(agentId);
+    cells.drop(agentId);
+    shards.forget(agentId);
+  }
+
+  /** What `TaskProcesses` asks before it starts a command: the agent's lease, not the store's. */
+  readonly agentLease = {
+    isLost: false,
+    stillHeld: (agentId?: string): Promise<boolean> => this.leases.stillHeld(agentId ?? ''),
+    markLost: (agentId?: string): void => {
+      if (agentId !== undefined) this.lost(agentId);
+    },
+  };
+
+  /** The agent of a capability token; a token this node does not know makes it read the roster again (at most once a second). */
+  async callbackAgent(token: string): Promise<string | null> {
+    const { roster } = this.options.parts();
+    const known = roster.agentForTokenHash(hashToken(token));
+    if (known !== undefined) return known;
+    await this.refreshRoster();
+    return roster.agentForTokenHash(hashToken(token)) ?? null;
+  }
+
+  /**
+   * Stops claiming, releases every lease and unregisters. Each agent goes back with when it needs
+   * a node again: now for one with work in doubt (a claim recovers it), else its next timer.
+   */
+  async close(): Promise<void> {
+    await this.claims.stop();
+    await this.leases.stop((agentId) => {
+      const cell = this.options.parts().cells.get(agentId);
+      if (!cell) return null;
+      return needsRecovery(cell.doc) ? this.options.clock.now().toISOString() : (rosterOf(cell.doc).next_timer_at ?? null);
+    });
+  }
+
+  readiness(): AgentLeaseReadiness & { healthy: boolean } {
+    return { ...this.leases.readiness(), healthy: this.leases.healthy };
+  }
+}

@@ -1,0 +1,57 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { Runtime } from '../../src/runtime/runtime.js';
+import { PostgresStore } from '../../src/store/index.js';
+import { testDatabase } from '../pg/shared-cluster.js';
+import { tempDir } from '../http/helpers.js';
+
+/**
+ * Two runtimes in this process on one PostgreSQL database (no HTTP): each agent's lease is kept by
+ * the runtime that holds it for as long as it runs (renewed by its beat, many TTLs), the other is
+ * told where the agent is, and a clean close gives the agent back with its work, to the other.
+ */
+const db = await testDatabase('cluster_runtime_leases');
+const TTL_MS = 300;
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+if (db === null) {
+  describe.skip('cluster runtime leases (PostgreSQL is not installed)', () => it('skipped', () => undefined));
+} else {
+  const opened: Runtime[] = [];
+  afterAll(async () => {
+    for (const runtime of opened) await runtime.close().catch(() => undefined);
+  });
+  const open = async (nodeId: string, advertiseUrl?: string): Promise<Runtime> => {
+    const runtime = await Runtime.open({ store: new PostgresStore({ url: db.url }), dataDir: await tempDir('holon-cluster-rt-'), nodeId, leaseTtlMs: TTL_MS, ...(advertiseUrl ? { advertiseUrl } : {}) });
+    opened.push(runtime);
+    return runtime;
+  };
+
+  describe('agent leases in the runtime', () => {
+    it('keeps an agent across many lease times, refuses it to another node, and hands it over on close', async () => {
+      const a = await open('rt-a', 'http://127.0.0.1:1/a');
+      const b = await open('rt-b');
+      await a.createAgent({ agent_id: 'leased' });
+      await sleep(TTL_MS * 5);
+      // Still a's: its beat renewed the lease, so its commits still land.
+      expect((await a.prompt('leased', { text: 'after five lease times' })).message_id).toMatch(/./);
+      expect((await a.readiness()).node).toMatchObject({ node_id: 'rt-a', agent_leases_held: 1, heartbeat: { ok: true } });
+      // b is told where it lives (a is registered), and cannot write it.
+      expect(await b.route('leased')).toEqual({ kind: 'forward', holder: 'rt-a', url: 'http://127.0.0.1:1/a' });
+      await expect(b.prompt('leased', { text: 'from b' })).rejects.toMatchObject({ code: 'lease_lost' });
+      expect((await b.readiness()).node?.agent_leases_held).toBe(0);
+      // a closes: the lease goes back; b takes the agent on its next request.
+      const queued = await a.prompt('leased', { text: 'queued before the close' });
+      opened.splice(opened.indexOf(a), 1);
+      await a.close();
+      expect(await b.route('leased')).toEqual({ kind: 'local' });
+      const summary = await b.getSummary('leased');
+      expect(summary.identity.agent_id).toBe('leased');
+      const events = await b.eventsPage('leased', { limit: 500, order: 'asc' });
+      expect(events.events.some((e) => e.type === 'message_queued' && e.payload['message_id'] === queued.message_id)).toBe(true);
+      expect((await b.readiness()).node?.agent_leases_held).toBe(1);
+      // b never registered (no advertise URL): it renews its leases all the same.
+      await sleep(TTL_MS * 5);
+      expect((await b.prompt('leased', { text: 'b, five lease times later' })).message_id).toMatch(/./);
+    });
+  });
+}
