@@ -23,7 +23,7 @@ import { pool, until } from './lib/timing.js';
  * Writes `<out>/<window>.cpuprofile` (read them with `bench/lib/profile-top.ts`) and prints the
  * per-window figures.
  *
- *   npx tsx bench/profile-ingress.ts [out-dir]
+ *   npx tsx bench/profile-ingress.ts [out-dir]      (PROFILE_ONLY=http or PROFILE_ONLY=wake: that window only)
  */
 
 const AGENTS = 1000;
@@ -144,8 +144,8 @@ async function httpWindows(): Promise<void> {
 }
 
 const only = process.env['PROFILE_ONLY'];
-if (only === 'http') {
-  await httpWindows();
+if (only === 'http' || only === 'wake') {
+  await (only === 'http' ? httpWindows() : wakeWindow());
   session.disconnect();
   process.exit(0);
 }

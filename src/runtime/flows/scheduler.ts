@@ -36,7 +36,10 @@ export class Scheduler {
   private async step(agentId: string): Promise<void> {
     const cell = this.cells.get(agentId);
     if (!cell || this.cells.isClosing) return;
-    const again = await this.cells.mutateCell(cell, async (tx) => this.schedule(tx), { allowTerminated: true, kick: false });
+    // A step acts only through the records it commits and its `onCommit` effects (a turn's run or
+    // offer), so it waits only for what was committed before it was asked, outside the lane:
+    // inputs that arrive meanwhile pass it, and it does not wait for their commits again.
+    const again = await this.cells.mutateCell(cell, async (tx) => this.schedule(tx), { allowTerminated: true, kick: false, durableBefore: 'asked' });
     if (again) this.kick(agentId);
   }
 
@@ -61,8 +64,15 @@ export class Scheduler {
       tx.send({ type: 'WAKE', reason: head ? `message ${head.id} queued` : 'wake hint pending' }, { reason: 'work arrived while asleep', trigger: 'system' });
       await this.lifecycle.drain(tx);
       // A refused wake is back asleep at once: no actor is left live for it.
-      if (tx.doc.state.phase === 'sleeping') tx.passivate();
-      return true;
+      if (tx.doc.state.phase === 'sleeping') {
+        tx.passivate();
+        return true;
+      }
+      // Woken: Waking's two transitions (sleeping → waking, waking → active with its protocol
+      // phases) are in the draft; the step goes on from Active on the same draft, so the wake and
+      // the claim of the message it woke for commit together (seed 002 keeps Waking explicit as a
+      // state with its phases, not as a commit of its own).
+      return this.schedule(tx);
     }
     if (head) {
       await this.turns.claim(tx, head);
