@@ -29,7 +29,7 @@ import { pool, until } from './lib/timing.js';
 const AGENTS = 1000;
 const WAKE_AGENTS = Number(process.env['WAKE_AGENTS'] ?? 5000);
 const WAKES = 500;
-const WAKE_CONCURRENCY = 10;
+const WAKE_CONCURRENCY = Number(process.env['WAKE_CONCURRENCY'] ?? 10);
 const out = process.argv[2] ?? 'prof';
 mkdirSync(out, { recursive: true });
 const session = new Session();
