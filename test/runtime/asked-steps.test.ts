@@ -129,4 +129,28 @@ describe("scheduler steps (durableBefore: 'asked')", () => {
     expect(waking).toHaveLength(1);
     expect(await eventsOfType(runtime, 'a', 'turn_started')).toHaveLength(1);
   });
+
+  it('a step that puts the agent to sleep does not hold the lane while its commit becomes durable', async () => {
+    const { runtime, store } = await heldAgent();
+    await runtime.prompt('a', { text: 'one' });
+    const claim = await eventually(async () => (await runtime.claimTurn({ wait_ms: 0 })) ?? undefined, 5_000, 'the turn offered');
+    store.holding = true;
+    const completed = runtime.completeTurn(claim.run_id, { claim_id: claim.claim_id, actions: [], text: 'done' });
+    await eventually(() => store.held.length === 1, 5_000, "the turn's result handed to the store");
+    store.releaseNext();
+    await completed;
+    const sleeps = (commit: Commit | undefined) => commit?.events.some((e) => e.type === 'transition_committed' && e.payload['to_phase'] === 'sleeping') ?? false;
+    await eventually(() => sleeps(store.held[0]?.commit), 5_000, 'the sleep handed to the store');
+    // The prompt is handed to the store while the sleep is not durable yet, built on it.
+    const two = runtime.prompt('a', { text: 'two' });
+    await eventually(() => store.held.length === 2, 5_000, 'the prompt handed to the store behind the sleep');
+    expect(types(store.held[1]?.commit)).toEqual(['message_queued']);
+    expect(store.held[1]?.commit.expected_version).toBe((store.held[0]?.commit.expected_version ?? -1) + 1);
+    store.holding = false;
+    store.releaseNext();
+    store.releaseNext();
+    await two;
+    const next = await eventually(async () => (await runtime.claimTurn({ wait_ms: 0 })) ?? undefined, 5_000, 'the woken turn offered');
+    expect(next.messages.map((m) => textOf(m.body))).toEqual(['two']);
+  });
 });

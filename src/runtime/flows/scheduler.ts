@@ -120,11 +120,11 @@ export class Scheduler {
     if (tx.send({ type: 'IDLE', facts }, { reason: 'no queued input, no runnable work', trigger: 'system' })) {
       recordDecision(tx, idleBoundaryDecision(facts));
       await this.lifecycle.drain(tx);
-      const asleep = tx.doc.state.phase === 'sleeping';
-      // Committed at the end: the draft is not used again, so it is handed over, not copied.
-      await tx.finish();
-      // A failed sleep went through Recovering back to Active: that agent stays live.
-      if (asleep) tx.passivate();
+      // A failed sleep went through Recovering back to Active: that agent stays live. Asleep, the
+      // actor goes now, its snapshot in the draft: the step does not wait in the lane for the sleep
+      // to be durable (inputs would wait behind it); were the commit refused, the lane rehydrates
+      // the actor from the durable state, as after any refused commit.
+      if (tx.doc.state.phase === 'sleeping') tx.passivate();
     }
     return false;
   }
