@@ -153,4 +153,24 @@ describe("scheduler steps (durableBefore: 'asked')", () => {
     const next = await eventually(async () => (await runtime.claimTurn({ wait_ms: 0 })) ?? undefined, 5_000, 'the woken turn offered');
     expect(next.messages.map((m) => textOf(m.body))).toEqual(['two']);
   });
+
+  it("an operation that waits in the lane (durableBefore: 'start'), asked while a step waits to join, runs after the step", async () => {
+    const { runtime, store } = await heldAgent();
+    const { two, three } = await stepWaitingBehindTwo(runtime, store);
+    const snapshot = runtime.takeSnapshot('a');
+    await quiet();
+    store.releaseNext();
+    await two;
+    const order: string[] = [];
+    while (order.length < 10) {
+      await eventually(() => store.held.length > 0, 5_000, 'the next commit');
+      const commit = store.held[0]?.commit;
+      order.push(wakes(commit) ? 'step' : types(commit).includes('snapshot_taken') ? 'snapshot' : types(commit).includes('turn_started') ? 'turn_started' : types(commit).join(','));
+      store.releaseNext();
+      if (order.includes('snapshot')) break;
+    }
+    await Promise.all([three, snapshot]);
+    // The step (its wake and claim, then the turn's start) ran before the snapshot asked after it.
+    expect(order).toEqual(['message_queued', 'step', 'turn_started', 'snapshot']);
+  });
 });
