@@ -80,8 +80,9 @@ export interface RunOptions {
  * on while the store makes it durable (its group commit folds the commits of many operations and
  * agents into one fsync); a `pipelined` operation starts at once, on that draft, and a
  * `durableBefore: 'asked'` one (a scheduler step) waits outside the lane for what was issued
- * before it was asked, then starts on the head, durable or not. Each caller is answered, and each commit's effects run, only once its commit is durable, in order. `doc` and
- * `version` are the durable state, which readers see; the lane builds on `head`.
+ * before it was asked, then starts on the head, durable or not. Each caller is answered, and
+ * each commit's effects run, only once its commit is durable, in order. `doc` and `version` are
+ * the durable state, which readers see; the lane builds on `head`.
  */
 export class AgentCell {
   actor: AgentActor | null = null;
