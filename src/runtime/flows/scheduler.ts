@@ -43,8 +43,20 @@ export class Scheduler {
     if (again) this.kick(agentId);
   }
 
-  /** One scheduler decision (holon-reference §6.5); returns whether to look again. */
+  /**
+   * One scheduler decision (holon-reference §6.5); returns whether to look again. Most steps
+   * (one is asked after every input, also while a turn runs) decide nothing: those are found on
+   * the lane's head, read only, before a draft deep-copies the document and its queue.
+   */
   private async schedule(tx: Tx): Promise<boolean> {
+    const state = tx.cell.head.state;
+    if (!['active', 'sleeping'].includes(state.phase)) return false;
+    if (state.status !== 'stopped' && state.current_run_id) return false;
+    return this.decide(tx);
+  }
+
+  /** `schedule` on the draft. */
+  private async decide(tx: Tx): Promise<boolean> {
     const doc = tx.doc;
     if (!['active', 'sleeping'].includes(doc.state.phase)) return false;
     if (doc.state.status === 'stopped') {
@@ -72,7 +84,7 @@ export class Scheduler {
       // phases) are in the draft; the step goes on from Active on the same draft, so the wake and
       // the claim of the message it woke for commit together (seed 002 keeps Waking explicit as a
       // state with its phases, not as a commit of its own).
-      return this.schedule(tx);
+      return this.decide(tx);
     }
     if (head) {
       await this.turns.claim(tx, head);
