@@ -73,11 +73,11 @@ interface RuntimeRates {
 
 async function runtimeRun(runtime: Runtime, activity: Activity, ids: string[]): Promise<RuntimeRates> {
   const total = ids.length;
-  const turnsBefore = activity.turnsFinished;
+  const promptsBefore = activity.promptsProcessed;
   const started = performance.now();
   await Promise.all(ids.map((id) => runtime.prompt(id, { text: 'event' })));
   const acknowledged = performance.now() - started;
-  await until(() => activity.turnsFinished - turnsBefore >= total && activity.awakeCount === 0, RUN_TIMEOUT_MS, 'turns to finish');
+  await until(() => activity.promptsProcessed - promptsBefore >= total && activity.awakeCount === 0, RUN_TIMEOUT_MS, 'turns to finish');
   const processed = performance.now() - started;
   return { acknowledged: total / (acknowledged / 1000), processed: total / (processed / 1000) };
 }

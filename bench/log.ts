@@ -79,10 +79,10 @@ async function newestSeq(runtime: Runtime, id: string): Promise<number> {
 /** Prompts in bursts until the agent's log holds `events` events. */
 async function growThroughRuntime(runtime: Runtime, activity: Activity, id: string, events: number): Promise<void> {
   while ((await newestSeq(runtime, id)) < events) {
-    const before = activity.turnsFinished;
+    const before = activity.promptsProcessed;
     const burst = Math.max(1, Math.min(50, Math.ceil((events - (await newestSeq(runtime, id))) / 7)));
     await Promise.all(Array.from({ length: burst }, () => runtime.prompt(id, { text: 'grow' })));
-    await until(() => activity.turnsFinished - before >= burst && activity.awakeCount === 0, 120_000, 'growth turns');
+    await until(() => activity.promptsProcessed - before >= burst && activity.awakeCount === 0, 120_000, 'growth turns');
   }
 }
 
@@ -93,10 +93,10 @@ async function growThroughRuntime(runtime: Runtime, activity: Activity, id: stri
  */
 async function runtimeCost(runtime: Runtime, activity: Activity, id: string): Promise<number> {
   const seqBefore = await newestSeq(runtime, id);
-  const before = activity.turnsFinished;
+  const before = activity.promptsProcessed;
   const started = performance.now();
   await Promise.all(Array.from({ length: RUNTIME_BURST }, () => runtime.prompt(id, { text: 'measure' })));
-  await until(() => activity.turnsFinished - before >= RUNTIME_BURST && activity.awakeCount === 0, 60_000, 'measured turns', 1);
+  await until(() => activity.promptsProcessed - before >= RUNTIME_BURST && activity.awakeCount === 0, 60_000, 'measured turns', 1);
   const elapsed = performance.now() - started;
   return (elapsed * 1000) / ((await newestSeq(runtime, id)) - seqBefore);
 }

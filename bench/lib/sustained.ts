@@ -52,7 +52,7 @@ interface Counts {
 }
 
 function counts(activity: Activity, processed: Processed): Counts {
-  return processed === 'turns' ? { accepted: activity.promptsQueued, processed: activity.turnsFinished } : { accepted: activity.wakeHints, processed: activity.wakeHints };
+  return processed === 'turns' ? { accepted: activity.promptsQueued, processed: activity.promptsProcessed } : { accepted: activity.wakeHints, processed: activity.wakeHints };
 }
 
 function since(activity: Activity, processed: Processed, before: Counts): Counts {

@@ -26,3 +26,5 @@ export type { IdleSignal } from './decision.js';
 export { wakeHintDisposition } from './wake-hint.js';
 export { acceptsTaskUpdate, isTerminalTask, legalTaskTransition, taskPhaseRank } from './task-phase.js';
 export type { TaskPhaseRank } from './task-phase.js';
+export { isOperatorInterjection, mayJoinTurn } from './turn-batch.js';
+export type { JoinPoint, JoinVerdict, TurnMember, TurnSoFar } from './turn-batch.js';

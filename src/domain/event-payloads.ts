@@ -37,7 +37,11 @@ export const EVENT_PAYLOADS = {
     timer_id: id.optional(),
   }),
   scheduler_decision: SchedulerDecision.partial().required({ kind: true, reason: true }).loose(),
-  turn_started: z.looseObject({ run_id: id, message_id: id, turn_index: z.number().int() }),
+  // `message_id` is the turn's head (the first message it took); `message_ids` every message it took
+  // at its start, in order (events written before turns took several carry only `message_id`).
+  turn_started: z.looseObject({ run_id: id, message_id: id, message_ids: z.array(id).optional(), turn_index: z.number().int() }),
+  // Messages that joined a running turn at one of its safe points (holon-reference §3).
+  turn_interjected: z.looseObject({ run_id: id, message_ids: z.array(id), turn_index: z.number().int() }),
   turn_finished: z.looseObject({
     run_id: id.optional(),
     closure: ClosureDecision.nullish(),
@@ -119,6 +123,7 @@ export const TypedAgentEvent = z.discriminatedUnion('type', [
   typed('message_queued'),
   typed('scheduler_decision'),
   typed('turn_started'),
+  typed('turn_interjected'),
   typed('turn_finished'),
   typed('continuation_resolved'),
   typed('wake_hint'),

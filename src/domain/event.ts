@@ -7,6 +7,7 @@ export const EventType = z.enum([
   'message_queued',
   'scheduler_decision',
   'turn_started',
+  'turn_interjected',
   'turn_finished',
   'continuation_resolved',
   'wake_hint',

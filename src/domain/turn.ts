@@ -76,7 +76,15 @@ export const ClaimTurnRequest = z
   .strict();
 export type ClaimTurnRequest = z.infer<typeof ClaimTurnRequest>;
 
-export const HeartbeatTurnRequest = z.object({ claim_id: ClaimId }).strict();
+export const HeartbeatTurnRequest = z
+  .object({
+    claim_id: ClaimId,
+    take_messages: z
+      .boolean()
+      .optional()
+      .describe('a safe point: first take the queued operator interjections that may join the turn, and answer with every message of the run so far'),
+  })
+  .strict();
 export type HeartbeatTurnRequest = z.infer<typeof HeartbeatTurnRequest>;
 
 export const CompleteTurnRequest = TurnResult.extend({ claim_id: ClaimId }).strict();

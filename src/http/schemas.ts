@@ -169,8 +169,14 @@ export const TurnClaimResponse = TurnClaim.extend({ ok: okTrue, summary: AgentSu
   description: 'The turn claimed: its run, claim, lease, messages and the agent summary',
 });
 export const TurnHeartbeatResponse = z
-  .object({ ok: okTrue, run_id: z.string(), claim_id: z.string(), lease_expires_at: z.string() })
-  .meta({ id: 'TurnHeartbeatResponse', description: "The turn's lease, extended" });
+  .object({
+    ok: okTrue,
+    run_id: z.string(),
+    claim_id: z.string(),
+    lease_expires_at: z.string(),
+    messages: z.array(MessageEnvelope).optional().describe('with take_messages: every message of the run so far, in the order the turn took them (the claim\'s first, then those that joined at safe points)'),
+  })
+  .meta({ id: 'TurnHeartbeatResponse', description: "The turn's lease, extended (and, with take_messages, its messages)" });
 export const TurnCompleteResponse = z
   .object({ ok: okTrue, run_id: z.string(), applied: z.boolean() })
   .meta({ id: 'TurnCompleteResponse', description: 'Whether the actions were applied (at most once per run)' });

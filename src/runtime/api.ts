@@ -25,6 +25,7 @@ import type {
   ExternalTriggerSummary,
   IdempotencyClaim,
   HeartbeatTurnRequest,
+  MessageEnvelope,
   InspectionMessage,
   InvokeAgentRequest,
   MessageAccepted,
@@ -150,8 +151,12 @@ export interface RuntimeApi {
   // turn workers
   /** A turn of an `http_worker` agent: its `run_id` is the agent's current run, its `claim_id` this offer of it. */
   claimTurn(request: ClaimTurnRequest, signal?: AbortSignal, options?: Pick<MutationOptions, 'idempotency'>): Promise<TurnClaim | null>;
-  /** Refused with `lease_lost` unless `claim_id` still holds the turn `run_id`. */
-  heartbeatTurn(run_id: string, request: HeartbeatTurnRequest): Promise<{ run_id: string; claim_id: string; lease_expires_at: string }>;
+  /**
+   * Refused with `lease_lost` unless `claim_id` still holds the turn `run_id`. With `take_messages`
+   * a safe point: the operator interjections that may join the turn join it first, and `messages`
+   * lists every message of the run so far.
+   */
+  heartbeatTurn(run_id: string, request: HeartbeatTurnRequest): Promise<{ run_id: string; claim_id: string; lease_expires_at: string; messages?: MessageEnvelope[] }>;
   /** Applies the actions once; refused with `lease_lost` unless `claim_id` still holds the turn. */
   completeTurn(run_id: string, request: CompleteTurnRequest, options?: MutationOptions): Promise<{ run_id: string; applied: boolean }>;
 

@@ -70,6 +70,13 @@ export interface RuntimeOptions {
    */
   turnLeaseMs?: number;
   /**
+   * The most messages one turn takes (issue 18, "a turn drains what it may"): at its start the
+   * queued messages that may share it (`mayJoinTurn`), and at its safe points the operator
+   * interjections that arrive, together up to this bound. 1 gives a turn per message.
+   * @default 64
+   */
+  turnMaxMessages?: number;
+  /**
    * Live agents per supervisor shard (one parent for every agent is quadratic in its children):
    * a full shard's hasCapacity guard refuses the next agent, which goes to another shard.
    * @default 1_000
@@ -148,6 +155,7 @@ export interface ResolvedOptions {
   killGraceMs: number;
   maxRunningTasks: number;
   turnLeaseMs: number;
+  turnMaxMessages: number;
   shardCapacity: number;
   residentQuietAgents: number;
   effectTimeoutMs: number;
@@ -167,6 +175,7 @@ export function resolveOptions(options: RuntimeOptions, store: Store, dataDir: s
     killGraceMs: options.killGraceMs ?? 2_000,
     maxRunningTasks: options.maxRunningTasks ?? 128,
     turnLeaseMs: options.turnLeaseMs ?? 30_000,
+    turnMaxMessages: options.turnMaxMessages ?? 64,
     shardCapacity: options.shardCapacity ?? 1_000,
     residentQuietAgents: options.residentQuietAgents ?? 1_000,
     effectTimeoutMs: options.effectTimeoutMs ?? 10_000,

@@ -12,6 +12,7 @@ import {
   DomainError,
   EventsQuery,
   HeartbeatTurnRequest,
+  type MessageEnvelope,
   PickWorkItemRequest,
   UpdateWorkItemRequest,
   type AbortRunRequest, type ActorNodeShape, type AgentAccepts, type AgentEvent, type AgentListEntry, type AgentStateView, type AgentSummary,
@@ -156,7 +157,7 @@ export class Runtime implements RuntimeApi {
     });
     // Flows, each over the records it combines.
     const invocations = new InvocationResults(this.cells);
-    this.turns = new Turns({ cells: this.cells, runner, offers: this.offers, turnLeaseMs: options.turnLeaseMs, timers: this.timers, invocations, launch: (agentId, taskId) => this.taskProcesses.launchAfterCommit(agentId, taskId) });
+    this.turns = new Turns({ cells: this.cells, runner, offers: this.offers, turnLeaseMs: options.turnLeaseMs, turnMaxMessages: options.turnMaxMessages, subscribe: (agentId, listener) => this.bus.subscribe(agentId, listener), timers: this.timers, invocations, launch: (agentId, taskId) => this.taskProcesses.launchAfterCommit(agentId, taskId) });
     this.lifecycle = new Lifecycle({ options, stamp: this.stamp, timers: this.timers, processes: this.processes, turns: this.turns });
     this.scheduler = new Scheduler(this.cells, this.lifecycle, this.turns, () => !this.lease.isLost);
     this.ingress = new Ingress(this.cells, this.roster, new InboxBounds({ maxMessages: options.inboxMaxMessages, maxBytes: options.inboxMaxBytes, maxInFlight: options.ingressMaxInFlight }));
@@ -414,9 +415,8 @@ export class Runtime implements RuntimeApi {
     return this.offers.claim(req.agent_ids ?? null, req.wait_ms, signal, options.idempotency);
   }
 
-  async heartbeatTurn(runId: string, request: HeartbeatTurnRequest): Promise<{ run_id: string; claim_id: string; lease_expires_at: string }> {
-    const req = HeartbeatTurnRequest.parse(request);
-    return { run_id: runId, claim_id: req.claim_id, lease_expires_at: this.offers.heartbeat(runId, req.claim_id) };
+  heartbeatTurn(runId: string, request: HeartbeatTurnRequest): Promise<{ run_id: string; claim_id: string; lease_expires_at: string; messages?: MessageEnvelope[] }> {
+    return this.turns.heartbeat(runId, request);
   }
 
   completeTurn(runId: string, request: CompleteTurnRequest, options: MutationOptions = {}): Promise<{ run_id: string; applied: boolean }> {

@@ -77,7 +77,12 @@ describe('inbox backpressure', () => {
     const events = await eventsOf(api, agent.id);
     const queued = events.filter((e) => e.type === 'message_queued' && e.payload['priority'] === 'interject').map((e) => e.payload['message_id']);
     expect(queued.sort()).toEqual(ids);
-    const runs = new Map(events.filter((e) => e.type === 'turn_started').map((e) => [e.payload['message_id'], e.payload['run_id']]));
+    // A turn takes several messages (issue 18): each one's run is the turn that took it, at its start or a safe point.
+    const runs = new Map<unknown, unknown>(
+      events
+        .filter((e) => e.type === 'turn_started' || e.type === 'turn_interjected')
+        .flatMap((e) => ((e.payload['message_ids'] ?? [e.payload['message_id']]) as string[]).map((id) => [id, e.payload['run_id']] as const)),
+    );
     const finished = new Set(events.filter((e) => e.type === 'turn_finished').map((e) => e.payload['run_id']));
     for (const id of ids) expect(finished.has(runs.get(id))).toBe(true);
   });

@@ -47,6 +47,33 @@ describe('turn workers', () => {
     expectError(await api.post(`/api/control/turns/${offer.run_id}/heartbeat`), 400, 'invalid_request');
   });
 
+  it('a heartbeat with take_messages is a safe point: an operator prompt queued mid-turn joins the run, a webhook does not; a repeat answers the same list', async () => {
+    const agentId = await workerAgentWithTurn();
+    const offer = await claimFor(agentId);
+    const path = `/api/control/turns/${encodeURIComponent(offer.run_id)}`;
+    const plain = await api.post<Wire<typeof TurnHeartbeatResponse>>(`${path}/heartbeat`, { claim_id: offer.claim_id });
+    expect(TurnHeartbeatResponse.parse(plain.body).messages).toBeUndefined();
+    const webhook = await api.post<{ message_id: string }>(`/api/agents/${agentId}/enqueue`, { text: 'an event' });
+    const prompt = await api.post<{ message_id: string }>(`/api/control/agents/${agentId}/prompt`, { text: 'and one more thing' });
+    expect([webhook.status, prompt.status]).toEqual([200, 200]);
+    const beat = await api.post<Wire<typeof TurnHeartbeatResponse>>(`${path}/heartbeat`, { claim_id: offer.claim_id, take_messages: true });
+    expect(beat.status, beat.text).toBe(200);
+    const taken = TurnHeartbeatResponse.parse(beat.body).messages ?? [];
+    expect(taken.map((m) => m.id)).toEqual([...offer.messages.map((m) => m.id), prompt.body.message_id]);
+    expect(taken.at(-1)).toMatchObject({ status: 'dequeued', run_id: offer.run_id });
+    // A lost answer loses nothing: the next heartbeat lists the run's messages again.
+    const again = await api.post<Wire<typeof TurnHeartbeatResponse>>(`${path}/heartbeat`, { claim_id: offer.claim_id, take_messages: true });
+    expect((TurnHeartbeatResponse.parse(again.body).messages ?? []).map((m) => m.id)).toEqual(taken.map((m) => m.id));
+    const events = (await api.get<{ events: Array<{ type: string; payload: Record<string, unknown> }> }>(`/api/agents/${agentId}/events?limit=512`)).body.events;
+    expect(events.filter((e) => e.type === 'turn_interjected').map((e) => e.payload)).toEqual([expect.objectContaining({ run_id: offer.run_id, message_ids: [prompt.body.message_id] })]);
+    // Completed, the run's messages are processed; the webhook is still queued for the next turn.
+    const done = await api.post(`${path}/complete`, { claim_id: offer.claim_id, actions: [] });
+    expect(done.status, done.text).toBe(200);
+    const next = await claimFor(agentId);
+    expect(next.messages.map((m) => m.id)).toEqual([webhook.body.message_id]);
+    expectError(await api.post(`${path}/heartbeat`, { claim_id: offer.claim_id, take_messages: 'yes' }), 400, 'invalid_request');
+  });
+
   it('applies a completion once; a second completion answers 409', async () => {
     const agentId = await workerAgentWithTurn();
     const offer = await claimFor(agentId);

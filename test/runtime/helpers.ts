@@ -47,6 +47,24 @@ export async function eventsOfType(runtime: Runtime, agentId: string, type: Even
   return (await allEvents(runtime, agentId)).filter((e) => e.type === type);
 }
 
+/**
+ * Ids of the messages that turns took and finished with (a turn takes several: at its start,
+ * `turn_started.message_ids`, and at its safe points, `turn_interjected`); an aborted turn's do
+ * not count.
+ */
+export async function processedMessageIds(runtime: Runtime, agentId: string): Promise<Set<string>> {
+  const events = await allEvents(runtime, agentId);
+  const finished = new Set(
+    events.filter((e) => e.type === 'turn_finished' && typeof e.payload['run_id'] === 'string' && e.payload['note'] === undefined && e.payload['terminal'] === undefined).map((e) => e.payload['run_id']),
+  );
+  const ids = new Set<string>();
+  for (const e of events) {
+    if ((e.type !== 'turn_started' && e.type !== 'turn_interjected') || !finished.has(e.payload['run_id'])) continue;
+    for (const id of (e.payload['message_ids'] ?? [e.payload['message_id']]) as string[]) ids.add(id);
+  }
+  return ids;
+}
+
 /** Waits until the agent is asleep (its scheduler found nothing to do). */
 export function untilAsleep(runtime: Runtime, agentId: string, timeoutMs = 10_000): Promise<true> {
   return eventually(async () => (await runtime.getSummary(agentId)).agent.status === 'asleep' || undefined, timeoutMs, `${agentId} asleep`);

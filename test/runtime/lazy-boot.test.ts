@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/domain/index.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
 import { LowdbStore, type StoredAgent } from '../../src/store/index.js';
-import { allEvents, eventsOfType, eventually, runtimeSession, untilAsleep } from './helpers.js';
+import { allEvents, eventsOfType, eventually, processedMessageIds, runtimeSession, untilAsleep } from './helpers.js';
 
 /** The real lowdb store, recording which agent documents the runtime reads. */
 class RecordingStore extends LowdbStore {
@@ -135,7 +135,8 @@ describe('lazy boot from the roster', () => {
     await untilAsleep(runtime, 'hooked');
     const queued = await runtime.deliverCallback('enqueue_message', enqueue.token, text('payload'));
     expect(queued).toMatchObject({ agent_id: 'hooked', disposition: 'enqueued' });
-    await eventually(async () => (await eventsOfType(runtime, 'hooked', 'turn_finished')).length >= 2 || undefined);
+    // The wake's tick and the enqueued message each went through a finished turn (maybe the same one).
+    await eventually(async () => (await processedMessageIds(runtime, 'hooked')).size >= 2 || undefined);
     expect((await eventsOfType(runtime, 'hooked', 'callback_delivered')).length).toBe(2);
   });
 
@@ -241,13 +242,19 @@ describe('retiring quiet agents', () => {
     await runtime.createAgent({ agent_id: 'racer' });
     const seen: AgentEvent[] = [];
     runtime.subscribe('racer', (event) => seen.push(event));
+    const prompts: string[] = [];
     for (let round = 0; round < 8; round++) {
       await untilAsleep(runtime, 'racer');
       // Let the retirement check get queued, then race it with a burst of operations.
       await new Promise((r) => setImmediate(r));
-      await Promise.all([runtime.prompt('racer', { text: `round ${round}` }), runtime.getSummary('racer'), runtime.createTimer('racer', { duration_ms: 3_600_000, summary: `timer ${round}` })]);
+      const [accepted] = await Promise.all([runtime.prompt('racer', { text: `round ${round}` }), runtime.getSummary('racer'), runtime.createTimer('racer', { duration_ms: 3_600_000, summary: `timer ${round}` })]);
+      prompts.push(accepted.message_id);
     }
-    await eventually(async () => (await eventsOfType(runtime, 'racer', 'turn_finished')).length >= 8 || undefined);
+    // Every prompt went through a finished turn (two that meet in the inbox share one).
+    await eventually(async () => {
+      const processed = await processedMessageIds(runtime, 'racer');
+      return prompts.every((id) => processed.has(id)) || undefined;
+    });
     await untilAsleep(runtime, 'racer');
     expect((await runtime.listTimers('racer')).map((t) => t.summary)).toEqual(Array.from({ length: 8 }, (_, i) => `timer ${i}`));
     const logged = await allEvents(runtime, 'racer');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtime/runtime.js';
-import { eventsOfType, eventually, openRuntime, tempDataDir, untilAsleep, runtimeSession } from './helpers.js';
+import { allEvents, eventsOfType, eventually, openRuntime, tempDataDir, untilAsleep, runtimeSession } from './helpers.js';
 
 describe('scripted agent turns (issue 3 acceptance)', () => {
   const session = runtimeSession();
@@ -62,10 +62,17 @@ describe('scripted agent turns (issue 3 acceptance)', () => {
       runtime.enqueue('lanes', { kind: 'webhook_event', priority: 'normal', text: 'normal-2' }),
       runtime.prompt('lanes', { text: 'interject-1' }),
     ]);
-    await eventually(async () => ((await eventsOfType(runtime, 'lanes', 'turn_started')).length >= 5 ? true : undefined));
-    const order = (await eventsOfType(runtime, 'lanes', 'turn_started')).map((e) => e.payload['message_id']);
     const byText = new Map(ids.map((a, i) => [a.message_id, ['bg-1', 'normal-1', 'next-1', 'normal-2', 'interject-1'][i]]));
-    const texts = order.map((id) => byText.get(id as string)).filter(Boolean);
+    // The order turns took them in: each turn's messages at its start, then those that joined it.
+    const takenOrder = async () =>
+      (await allEvents(runtime, 'lanes'))
+        .filter((e) => e.type === 'turn_started' || e.type === 'turn_interjected')
+        .flatMap((e) => (e.payload['message_ids'] ?? [e.payload['message_id']]) as string[]);
+    const order = await eventually(async () => {
+      const taken = await takenOrder();
+      return ids.every((a) => taken.includes(a.message_id)) ? taken : undefined;
+    });
+    const texts = order.map((id) => byText.get(id)).filter(Boolean);
     // The first admitted message may start before the rest arrive; the remaining order is by lane.
     const rest = texts.slice(texts.length - 4);
     expect(texts).toHaveLength(5);

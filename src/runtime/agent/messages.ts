@@ -73,6 +73,11 @@ export function headOfQueue(doc: AgentDoc): MessageEnvelope | null {
   return head;
 }
 
+/** Every message still to run, in the order turns take them: highest lane first, FIFO (by seq) within a lane. */
+export function pendingInOrder(doc: AgentDoc): MessageEnvelope[] {
+  return doc.queue.filter(isPending).sort((a, b) => rank(a) - rank(b) || a.seq - b.seq);
+}
+
 function rank(message: MessageEnvelope): number {
   return PRIORITY_ORDER.indexOf(message.priority);
 }

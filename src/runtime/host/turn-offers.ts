@@ -83,6 +83,22 @@ export class TurnOffers {
     });
   }
 
+  /** The agent of the turn `runId` held under `claimId`; refused (409 `lease_lost`) like a heartbeat. */
+  heartbeatAgent(runId: string, claimId: string): string {
+    return this.liveClaim(runId, claimId).offer.agent_id;
+  }
+
+  /** Messages that joined the run `runId` at a safe point: its offer (held or open again) carries them from now on. */
+  append(runId: string, messages: readonly TurnOffer['messages'][number][]): void {
+    for (const claim of this.claims.values()) if (claim.offer.run_id === runId) claim.offer.messages = [...claim.offer.messages, ...messages];
+    for (const offer of this.open) if (offer.run_id === runId) offer.messages = [...offer.messages, ...messages];
+  }
+
+  /** Every message of the run `runId` so far, as its claim `claimId` holds them; refused like a heartbeat. */
+  messagesOf(runId: string, claimId: string): TurnOffer['messages'] {
+    return this.liveClaim(runId, claimId).offer.messages;
+  }
+
   heartbeat(runId: string, claimId: string): string {
     const claim = this.liveClaim(runId, claimId);
     claim.expiresAt = this.now().getTime() + claim.offer.lease_ms;

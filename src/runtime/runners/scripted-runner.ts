@@ -1,5 +1,5 @@
 import { textOf, TurnResult, type MessageEnvelope, type TurnAction } from '../../domain/index.js';
-import type { TurnRunner } from './turn-runner.js';
+import type { SafePoint, TurnRunner } from './turn-runner.js';
 
 /**
  * A deterministic runner for tests and demos: messages carry directives instead of prose.
@@ -11,24 +11,38 @@ import type { TurnRunner } from './turn-runner.js';
  *   `/enqueue <text>` queues a follow-up to the agent itself, `/work <objective>` creates a work
  *   item, `/complete <work_item_id>` completes one, `/timer <ms>` sets a timer and waits for it,
  *   `/wait <operator_input|external|system> [resource]` waits, `/sleep` ends the turn,
- *   `/fail <reason>` fails the turn. Other lines are echoed back as the turn's text.
+ *   `/fail <reason>` fails the turn, `/hold` holds the turn at its next safe point until a message
+ *   joins it (an operator prompt: see `SafePoint`). Other lines are echoed back as the turn's text.
  * Runtime-generated messages (task results, ticks, timer fires) carry no directives.
+ *
+ * The messages run in the order the turn took them, and after each one's directives the runner is
+ * at a safe point: the messages that joined there run next, in the same turn.
  */
 export class ScriptedRunner implements TurnRunner {
-  async run(offer: { messages: MessageEnvelope[] }): Promise<TurnResult> {
+  async run(offer: { messages: MessageEnvelope[] }, signal?: AbortSignal, safePoint?: SafePoint): Promise<TurnResult> {
     const actions: TurnAction[] = [];
     const echoes: string[] = [];
-    for (const message of offer.messages) {
+    const messages = [...offer.messages];
+    for (let i = 0; i < messages.length; i++) {
+      const message = messages[i] as MessageEnvelope;
       if (!carriesDirectives(message)) {
         echoes.push(`${message.kind}: ${textOf(message.body).slice(0, 200)}`);
-        continue;
+      } else {
+        const parsed = parseScript(message);
+        actions.push(...parsed.actions);
+        if (parsed.text) echoes.push(parsed.text);
       }
-      const parsed = parseScript(message);
-      actions.push(...parsed.actions);
-      if (parsed.text) echoes.push(parsed.text);
+      if (!safePoint || signal?.aborted) continue;
+      const joined = holds(message) && signal ? await safePoint.next(signal) : await safePoint.take();
+      messages.push(...joined);
     }
     return { actions, text: echoes.join('\n') };
   }
+}
+
+/** Whether the message asks to hold the turn at its safe point (`/hold`). */
+function holds(message: MessageEnvelope): boolean {
+  return carriesDirectives(message) && message.body?.type === 'text' && message.body.text.split('\n').some((line) => line.trim() === '/hold');
 }
 
 function carriesDirectives(message: MessageEnvelope): boolean {
@@ -47,6 +61,7 @@ export function parseScript(message: MessageEnvelope): TurnResult {
   const text: string[] = [];
   for (const raw of textOf(body).split('\n')) {
     const line = raw.trim();
+    if (line === '/hold') continue;
     const directive = line.startsWith('/') ? parseDirective(line) : null;
     if (directive) actions.push(directive);
     else if (line) text.push(line);

@@ -43,7 +43,10 @@ export class ContinuationDriver implements Driver<ContinuationContext> {
   }
 
   async setup(): Promise<ContinuationContext> {
-    const h = await Harness.open({ killGraceMs: 1_000, leaseTtlMs: 3_000 });
+    // One message per turn: the model's TRIGGER is the claim of ONE message (a prompt, or the queued
+    // tick), each observed on its own; how a turn takes several is the contract's (`mayJoinTurn`)
+    // and test/runtime/drain.test.ts's.
+    const h = await Harness.open({ killGraceMs: 1_000, leaseTtlMs: 3_000, turnMaxMessages: 1 });
     agents += 1;
     const agentId = `model-cont-agent-${process.pid}-${agents}`;
     h.gate.expect(agentId, [{ from: 'created', to: 'initializing' }, { from: 'initializing', to: STATE_OF.awake_idle }], 'hold');
