@@ -23,13 +23,13 @@ import { pool, until } from './lib/timing.js';
  * Writes `<out>/<window>.cpuprofile` (read them with `bench/lib/profile-top.ts`) and prints the
  * per-window figures.
  *
- *   npx tsx bench/profile-ingress.ts [out-dir]
+ *   npx tsx bench/profile-ingress.ts [out-dir]      (PROFILE_ONLY=http or PROFILE_ONLY=wake: that window only)
  */
 
 const AGENTS = 1000;
 const WAKE_AGENTS = Number(process.env['WAKE_AGENTS'] ?? 5000);
 const WAKES = 500;
-const WAKE_CONCURRENCY = 10;
+const WAKE_CONCURRENCY = Number(process.env['WAKE_CONCURRENCY'] ?? 10);
 const out = process.argv[2] ?? 'prof';
 mkdirSync(out, { recursive: true });
 const session = new Session();
@@ -129,7 +129,9 @@ async function httpWindows(): Promise<void> {
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
   const ids = await createAgents(runtime, 100, 'h');
   await until(() => activity.awakeCount === 0, 120_000, 'agents asleep', 20);
-  for (const [name, paths] of [['http-prompt-100', ids.map((id) => `/api/control/agents/${id}/prompt`)], ['http-prompt-one', ['/api/control/agents/h0/prompt']]] as const) {
+  const windows = [['http-prompt-100', ids.map((id) => `/api/control/agents/${id}/prompt`)], ['http-prompt-one', ['/api/control/agents/h0/prompt']]] as const;
+  // PROFILE_HTTP=100: the 100-agent window only (the ONE-agent window's drain takes minutes).
+  for (const [name, paths] of windows.slice(0, process.env['PROFILE_HTTP'] === '100' ? 1 : 2)) {
     const turnsBefore = activity.turnsFinished;
     const promptsBefore = activity.promptsProcessed;
     const result = await profiled(name, () => runLoad({ base, paths: [...paths], body: '{"text":"hi"}', connections: 100, durationSeconds: 5 }));
@@ -145,8 +147,8 @@ async function httpWindows(): Promise<void> {
 }
 
 const only = process.env['PROFILE_ONLY'];
-if (only === 'http') {
-  await httpWindows();
+if (only === 'http' || only === 'wake') {
+  await (only === 'http' ? httpWindows() : wakeWindow());
   session.disconnect();
   process.exit(0);
 }

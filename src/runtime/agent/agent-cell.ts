@@ -29,15 +29,38 @@ interface Issued {
   durable: Promise<unknown>;
 }
 
+/** An operation that ran: its answer, and its commit becoming durable. */
+interface Slot<T> {
+  result: T;
+  durable: Promise<unknown>;
+}
+
 /** How an operation may share the lane. */
 export interface RunOptions {
   /**
    * The operation touches nothing outside the agent's records and memory before its commit (its
    * effects are `onCommit` ones), so it may start before the commits issued ahead of it are
-   * durable. Default `false`: it starts once they are, so a side effect (a spawn, a kill) never
-   * runs ahead of the state that records it.
+   * durable: at once, on the lane's head. For inputs (a message queued, a wake hint, a turn's
+   * result). Default `false` (see `durableBefore`).
    */
   pipelined?: boolean;
+  /**
+   * For an operation that is not `pipelined`: which earlier commits must be durable before it starts.
+   *  - `'start'` (default): every commit issued before it starts, waited for in the lane (the lane
+   *    waits with it), so its body sees only durable state: it may act outside the agent's records
+   *    (spawn or kill a process, write to one) before its commit.
+   *  - `'asked'`: the commits issued before it was asked (`run` called), waited for outside the
+   *    lane; then it joins the lane and builds on the head, durable or not, without waiting again.
+   *    Operations asked meanwhile pass it while it waits (inputs are never held behind its fsync
+   *    wait), and it cannot starve behind them (their newer commits are not waited for). What it
+   *    finds beyond what it was asked after (inputs that slipped in) is not durable yet, so its
+   *    body must not act outside the agent's records on it: its effects are `onCommit` ones, which
+   *    run after its commit, ordered after theirs; a body that must act outside first awaits
+   *    `cell.whenDurable()` (as `Lifecycle`'s stop does). For the scheduler's steps.
+   * `'asked'` operations join the lane in the order asked; a `'start'` operation asked while one
+   * waits joins after it.
+   */
+  durableBefore?: 'start' | 'asked';
   /**
    * The operation changes only top-level fields of the document and `state`'s fields, and
    * replaces any other record or list it changes (never edits one in place): its draft copies the
@@ -55,9 +78,11 @@ export interface RunOptions {
  *
  * The lane is pipelined: an operation's final commit is handed to the store and the lane goes
  * on while the store makes it durable (its group commit folds the commits of many operations and
- * agents into one fsync); a `pipelined` operation starts at once, on that draft. Each caller is
- * answered, and each commit's effects run, only once its commit is durable, in order. `doc` and
- * `version` are the durable state, which readers see; the lane builds on `head`.
+ * agents into one fsync); a `pipelined` operation starts at once, on that draft, and a
+ * `durableBefore: 'asked'` one (a scheduler step) waits outside the lane for what was issued
+ * before it was asked, then starts on the head, durable or not. Each caller is answered, and
+ * each commit's effects run, only once its commit is durable, in order. `doc` and `version` are
+ * the durable state, which readers see; the lane builds on `head`.
  */
 export class AgentCell {
   actor: AgentActor | null = null;
@@ -68,6 +93,9 @@ export class AgentCell {
   private retired = false;
   /** The newest commit issued and not yet durable. */
   private issued: Issued | null = null;
+  /** `durableBefore: 'asked'` operations waiting to join the lane, and when the last of them has joined. */
+  private waiting = 0;
+  private joined: Promise<void> = Promise.resolve();
   /** The JSON of the roster entry in effect after the newest issued commit (`undefined`: unknown, the next commit carries one). */
   rosterJson: string | undefined;
 
@@ -92,13 +120,49 @@ export class AgentCell {
     return this.issued?.durable ?? Promise.resolve();
   }
 
-  /** Runs `operation` after every earlier one of this agent; a failure rolls the actor back. */
+  /**
+   * Runs `operation` in the agent's lane (after the operations ahead of it there; see
+   * `RunOptions` for when it joins); a failure rolls the actor back.
+   */
   run<T>(operation: (tx: Tx) => Promise<T>, options: RunOptions = {}): Promise<T> {
     this.queued += 1;
-    const issued = this.lane.then(async (): Promise<{ result: T; durable: Promise<unknown> }> => {
+    let issued: Promise<Slot<T>>;
+    if (options.pipelined) {
+      issued = this.enter(operation, options, false);
+    } else if (options.durableBefore === 'asked') {
+      // Waits, outside the lane, for what was issued before it was asked only.
+      const gate = this.whenDurable();
+      this.waiting += 1;
+      const joined = Promise.all([this.joined, gate]).then(() => {
+        this.waiting -= 1;
+        return { slot: this.enter(operation, options, false) };
+      });
+      this.joined = joined.then(() => undefined);
+      issued = joined.then(({ slot }) => slot);
+    } else if (this.waiting > 0) {
+      // Behind an `'asked'` operation still waiting to join: joins after it.
+      issued = this.joined.then(() => this.enter(operation, options, true));
+    } else {
+      issued = this.enter(operation, options, true);
+    }
+    const done = issued.then(async ({ result, durable }) => {
+      await durable;
+      return result;
+    });
+    const settle = () => {
+      this.queued -= 1;
+      if (this.queued === 0 && !this.retired) this.env.settled(this);
+    };
+    done.then(settle, settle);
+    return done;
+  }
+
+  /** Appends `operation` to the lane now; `waitDurable`: it starts once every commit issued before is durable. */
+  private enter<T>(operation: (tx: Tx) => Promise<T>, options: RunOptions, waitDurable: boolean): Promise<Slot<T>> {
+    const issued = this.lane.then(async (): Promise<Slot<T>> => {
       // Queued behind this cell's retirement: the agent's records live in a fresh cell now.
       if (this.retired) return { result: await (await this.env.reload(this.id)).run(operation, options), durable: Promise.resolve() };
-      if (!options.pipelined) await this.whenDurable();
+      if (waitDurable) await this.whenDurable();
       const tx = new Tx(this, this.env, options.shallow ?? false);
       try {
         const result = await operation(tx);
@@ -110,16 +174,7 @@ export class AgentCell {
       }
     });
     this.lane = issued.catch(() => undefined);
-    const done = issued.then(async ({ result, durable }) => {
-      await durable;
-      return result;
-    });
-    const settle = () => {
-      this.queued -= 1;
-      if (this.queued === 0 && !this.retired) this.env.settled(this);
-    };
-    done.then(settle, settle);
-    return done;
+    return issued;
   }
 
   /**

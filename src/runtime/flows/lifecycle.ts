@@ -26,6 +26,11 @@ export interface LifecycleDeps {
  * transitional state (`effect.requested`), and the handler of that effect performs it and answers
  * with its `*.DONE` / `*.FAILED` event, logging the protocol phases on the way. One handler per
  * effect, in a table: a new effect of the machine is a type error until it has one.
+ *
+ * Every handler but stop's and terminate's changes the agent's records only (a snapshot taken or
+ * verified, a trigger provisioned, phases logged), so they may run in a scheduler step built on a
+ * head not yet durable (`RunOptions.durableBefore`); stop and terminate stop processes, and wait
+ * for the head to be durable first.
  */
 export class Lifecycle {
   private readonly handlers: Record<Effect, (tx: Tx, effect: EffectRequest) => Promise<void>> = {
@@ -155,6 +160,9 @@ export class Lifecycle {
    * records change only once the processes are gone, so a stop that times out changes nothing.
    */
   private async stopEffects(tx: Tx, reason: string, timeout = false): Promise<void> {
+    // Processes are stopped on durable records only: an operation that builds on a head not yet
+    // durable (`durableBefore: 'asked'`) waits for it here first (at once for every other one).
+    await tx.cell.whenDurable();
     const live = tx.doc.tasks.filter((t) => !isTerminalTask(t.status));
     const stopping = this.deps.processes.stop(live);
     await (timeout ? this.withTimeout(stopping, 'stopping the task processes') : stopping);

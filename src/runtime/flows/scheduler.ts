@@ -36,12 +36,27 @@ export class Scheduler {
   private async step(agentId: string): Promise<void> {
     const cell = this.cells.get(agentId);
     if (!cell || this.cells.isClosing) return;
-    const again = await this.cells.mutateCell(cell, async (tx) => this.schedule(tx), { allowTerminated: true, kick: false });
+    // A step acts only through the records it commits and its `onCommit` effects (a turn's run or
+    // offer), so it waits only for what was committed before it was asked, outside the lane:
+    // inputs that arrive meanwhile pass it, and it does not wait for their commits again.
+    const again = await this.cells.mutateCell(cell, async (tx) => this.schedule(tx), { allowTerminated: true, kick: false, durableBefore: 'asked' });
     if (again) this.kick(agentId);
   }
 
-  /** One scheduler decision (holon-reference §6.5); returns whether to look again. */
+  /**
+   * One scheduler decision (holon-reference §6.5); returns whether to look again. Most steps
+   * (one is asked after every input, also while a turn runs) decide nothing: those are found on
+   * the lane's head, read only, before a draft deep-copies the document and its queue.
+   */
   private async schedule(tx: Tx): Promise<boolean> {
+    const state = tx.cell.head.state;
+    if (!['active', 'sleeping'].includes(state.phase)) return false;
+    if (state.status !== 'stopped' && state.current_run_id) return false;
+    return this.decide(tx);
+  }
+
+  /** `schedule` on the draft. */
+  private async decide(tx: Tx): Promise<boolean> {
     const doc = tx.doc;
     if (!['active', 'sleeping'].includes(doc.state.phase)) return false;
     if (doc.state.status === 'stopped') {
@@ -61,8 +76,15 @@ export class Scheduler {
       tx.send({ type: 'WAKE', reason: head ? `message ${head.id} queued` : 'wake hint pending' }, { reason: 'work arrived while asleep', trigger: 'system' });
       await this.lifecycle.drain(tx);
       // A refused wake is back asleep at once: no actor is left live for it.
-      if (tx.doc.state.phase === 'sleeping') tx.passivate();
-      return true;
+      if (tx.doc.state.phase === 'sleeping') {
+        tx.passivate();
+        return true;
+      }
+      // Woken: Waking's two transitions (sleeping → waking, waking → active with its protocol
+      // phases) are in the draft; the step goes on from Active on the same draft, so the wake and
+      // the claim of the message it woke for commit together (seed 002 keeps Waking explicit as a
+      // state with its phases, not as a commit of its own).
+      return this.decide(tx);
     }
     if (head) {
       await this.turns.claim(tx, head);
@@ -110,11 +132,11 @@ export class Scheduler {
     if (tx.send({ type: 'IDLE', facts }, { reason: 'no queued input, no runnable work', trigger: 'system' })) {
       recordDecision(tx, idleBoundaryDecision(facts));
       await this.lifecycle.drain(tx);
-      const asleep = tx.doc.state.phase === 'sleeping';
-      // Committed at the end: the draft is not used again, so it is handed over, not copied.
-      await tx.finish();
-      // A failed sleep went through Recovering back to Active: that agent stays live.
-      if (asleep) tx.passivate();
+      // A failed sleep went through Recovering back to Active: that agent stays live. Asleep, the
+      // actor goes now, its snapshot in the draft: the step does not wait in the lane for the sleep
+      // to be durable (inputs would wait behind it); were the commit refused, the lane rehydrates
+      // the actor from the durable state, as after any refused commit.
+      if (tx.doc.state.phase === 'sleeping') tx.passivate();
     }
     return false;
   }

@@ -1,5 +1,6 @@
 import { DomainError, textOf, type MessageBody, type MessageEnvelope } from '../../domain/index.js';
 import type { AgentCell } from '../agent/agent-cell.js';
+import type { AgentDoc } from '../agent/agent-doc.js';
 import { isPending } from '../agent/messages.js';
 
 /** The inbox bounds (RuntimeOptions `inboxMaxMessages`, `inboxMaxBytes`, `ingressMaxInFlight`). */
@@ -38,6 +39,27 @@ interface Reserved {
 }
 
 /**
+ * The pending messages of a document the lane built on, counted once per document: a committed
+ * (issued) document is never edited again, and a flood of inputs to one agent checks the same
+ * head many times between two commits (each refusal would scan the whole queue again).
+ */
+const pendingOf = new WeakMap<AgentDoc, Reserved>();
+
+function pendingIn(doc: AgentDoc): Reserved {
+  let pending = pendingOf.get(doc);
+  if (pending === undefined) {
+    pending = { count: 0, bytes: 0 };
+    for (const message of doc.queue) {
+      if (!isPending(message)) continue;
+      pending.count += 1;
+      pending.bytes += sizeOf(message);
+    }
+    pendingOf.set(doc, pending);
+  }
+  return pending;
+}
+
+/**
  * Backpressure at the edge: an input is let in only while the agent's inbox (its pending messages
  * in the lane's head plus the inputs accepted and not yet answered) stays within the agent's bounds
  * and the runtime's inputs in flight within the process-wide one; otherwise it is refused with
@@ -63,13 +85,9 @@ export class InboxBounds {
     }
     const mine = this.reserved.get(cell.id) ?? { count: 0, bytes: 0 };
     if (open) {
-      let count = mine.count + 1;
-      let total = mine.bytes + bytes;
-      for (const message of head.queue) {
-        if (!isPending(message)) continue;
-        count += 1;
-        total += sizeOf(message);
-      }
+      const pending = pendingIn(head);
+      const count = mine.count + 1 + pending.count;
+      const total = mine.bytes + bytes + pending.bytes;
       if (count > this.limits.maxMessages) throw full('agent', `agent ${cell.id} has ${count - 1} messages pending (inboxMaxMessages ${this.limits.maxMessages})`);
       if (total > this.limits.maxBytes) throw full('agent', `agent ${cell.id} would hold ${total} bytes pending (inboxMaxBytes ${this.limits.maxBytes})`);
     }
