@@ -191,21 +191,8 @@ export class Runtime implements RuntimeApi {
     const resolved = resolveOptions(options, store, dataDir);
     const runtime = new Runtime(store, options.clock ?? systemClock, options.runner ?? new ScriptedRunner(), resolved, options.nodeId ?? `node-${process.pid}`);
     await store.open();
-    const cluster = runtime.placement.cluster;
-    if (cluster) {
-      // A cluster node loads nothing at boot: agents come to it by requests and claims.
-      await runtime.recovery.indexRoster();
-      cluster.start();
-      if (options.advertiseUrl !== undefined) await runtime.joinCluster(options.advertiseUrl);
-      return runtime;
-    }
-    try {
-      await runtime.lease.acquire(resolved.leaseWaitMs, options.onLeaseWait);
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
-    await runtime.recovery.recoverAll();
+    const recovery = runtime.recovery;
+    await runtime.placement.boot({ indexRoster: () => recovery.indexRoster(), recoverAll: () => recovery.recoverAll(), leaseWaitMs: resolved.leaseWaitMs, onLeaseWait: options.onLeaseWait, advertiseUrl: options.advertiseUrl });
     return runtime;
   }
 
@@ -231,6 +218,10 @@ export class Runtime implements RuntimeApi {
   /** The agent a capability token belongs to; a cluster node reads the roster again when it does not know the token. */
   callbackAgent(token: string): Promise<string | null> {
     return this.placement.callbackAgent(token);
+  }
+
+  peers(): Promise<string[]> {
+    return this.placement.peers();
   }
 
   get clustered(): boolean {
@@ -488,8 +479,7 @@ export class Runtime implements RuntimeApi {
     this.shards.drain(() => this.cells.passivateAll());
     // A cluster node gives every agent back, with when it needs a node again: at once for one
     // with work in doubt (a claim recovers it), else at its next timer.
-    if (this.placement.cluster) await this.placement.cluster.close();
-    else await this.lease.release();
+    await this.placement.close();
     await this.store.close();
   }
 }

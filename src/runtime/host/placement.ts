@@ -10,6 +10,18 @@ import type { ResidentRoster } from './resident-roster.js';
 
 type CommandLease = Pick<LeaseKeeper, 'isLost' | 'stillHeld' | 'markLost'>;
 
+/** What a boot does, given by the runtime (its recovery is a flow). */
+export interface PlacementBoot {
+  /** The roster entries only (a cluster node loads nothing at boot: agents come by requests and claims). */
+  indexRoster(): Promise<void>;
+  /** Every agent recovered (the store lease's holder runs them all). */
+  recoverAll(): Promise<void>;
+  leaseWaitMs: number;
+  onLeaseWait?: ((wait: { wait_ms: number; reason: string }) => void) | undefined;
+  /** A cluster node registers under this address once given (`serve` knows it once listening). */
+  advertiseUrl?: string | undefined;
+}
+
 /**
  * How this instance holds its agents, as the hooks the runtime's parts call: one store-wide
  * lease for all of them (an embedded store: `LeaseKeeper`), or one lease per agent (a cluster
@@ -42,6 +54,12 @@ export interface Placement {
   route(agentId: string, closing: boolean): Promise<AgentRoute>;
   /** The agent a capability token belongs to. */
   callbackAgent(token: string): Promise<string | null>;
+  /** The advertised addresses of the other live nodes (none with the store lease). */
+  peers(): Promise<string[]>;
+  /** After `store.open()`: the store lease taken (the store closed if it cannot be) and every agent recovered, or the cluster node started. */
+  boot(boot: PlacementBoot): Promise<void>;
+  /** Every agent given back: the store lease released, or each agent lease with when it needs a node again. */
+  close(): Promise<void>;
 }
 
 export interface PlacementOptions {
@@ -58,10 +76,10 @@ export interface PlacementOptions {
 
 /** A cluster node when the store is PostgreSQL, else the store lease. */
 export function placementFor(options: PlacementOptions): Placement {
-  return options.store.kind === 'postgres' ? clusterPlacement(options) : storeLeasePlacement(options.lease, options.roster);
+  return options.store.kind === 'postgres' ? clusterPlacement(options) : storeLeasePlacement(options.lease, options.roster, options.store);
 }
 
-function storeLeasePlacement(lease: LeaseKeeper, roster: PlacementOptions['roster']): Placement {
+function storeLeasePlacement(lease: LeaseKeeper, roster: PlacementOptions['roster'], store: Store): Placement {
   return {
     cluster: null,
     token: () => lease.fencingToken(),
@@ -76,6 +94,17 @@ function storeLeasePlacement(lease: LeaseKeeper, roster: PlacementOptions['roste
     mayFire: () => !lease.isLost,
     route: async () => ({ kind: 'local' }),
     callbackAgent: async (token) => roster.agentForTokenHash(hashToken(token)) ?? null,
+    peers: async () => [],
+    boot: async (boot) => {
+      try {
+        await lease.acquire(boot.leaseWaitMs, boot.onLeaseWait);
+      } catch (error) {
+        await store.close();
+        throw error;
+      }
+      await boot.recoverAll();
+    },
+    close: () => lease.release(),
   };
 }
 
@@ -100,5 +129,12 @@ function clusterPlacement(options: PlacementOptions): Placement {
     mayFire: (agentId) => cluster.leases.holds(agentId),
     route: (agentId, closing) => (closing ? Promise.resolve({ kind: 'local' }) : cluster.route(agentId)),
     callbackAgent: (token) => cluster.callbackAgent(token),
+    peers: async () => (await store.listLiveNodes()).filter((n) => n.node_id !== nodeId).map((n) => n.advertise_url),
+    boot: async (boot) => {
+      await boot.indexRoster();
+      cluster.start();
+      if (boot.advertiseUrl !== undefined) await cluster.register(boot.advertiseUrl);
+    },
+    close: () => cluster.close(),
   };
 }
