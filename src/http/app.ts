@@ -12,6 +12,7 @@ import { acceptUtf8JsonOnly } from './content-types.js';
 import { clientErrorHandler, enforceEnvelope, errorHandler } from './errors.js';
 import { registerEventRoutes } from './events.js';
 import { registerForwarding } from './forwarding.js';
+import { TurnRelay } from './turn-relay.js';
 import { limitJsonDepth } from './json-depth.js';
 import { registerHealthRoutes, type RuntimeIdentity } from './health.js';
 import { admitsInspectionTicket, registerInspectionRoutes } from './inspection.js';
@@ -124,7 +125,9 @@ export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
   app.addHook('onRequest', bearerAuth(options.auth, admitsInspectionTicket(tickets)));
   app.addHook('preValidation', limitJsonDepth);
   // A cluster node forwards a request for an agent another node holds (after the depth limit, before validation).
-  registerForwarding(app, options.runtime, () => options.identity?.node_id ?? 'unknown');
+  const nodeId = (): string => options.identity?.node_id ?? 'unknown';
+  const relay = new TurnRelay(options.runtime, nodeId);
+  registerForwarding(app, options.runtime, nodeId, relay);
   app.addHook('preClose', async () => {
     shutdown.closeAll();
   });
@@ -155,7 +158,7 @@ export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
   registerTaskRoutes(app, deps);
   registerTriggerRoutes(app, deps);
   registerEventRoutes(app, deps);
-  registerTurnRoutes(app, deps);
+  registerTurnRoutes(app, deps, relay);
   registerMachineRoutes(app, deps);
   registerInspectionRoutes(app, deps, { secrets: options.auth.token === undefined ? [] : [options.auth.token], tickets });
   registerInspectorRoutes(app);

@@ -11,11 +11,14 @@ import {
   TurnCompleteResponse,
   TurnHeartbeatResponse,
 } from './schemas.js';
+import type { TurnRelay } from './turn-relay.js';
 import type { HttpApp, RouteDeps } from './types.js';
 
 const tags = ['turn workers'];
+/** How long a cluster node's claim waits for a local offer before it asks the other nodes again. */
+const CLAIM_SLICE_MS = 500;
 
-export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDeps): void {
+export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDeps, relay?: TurnRelay): void {
   app.post(
     '/api/control/turns/claim',
     {
@@ -38,7 +41,25 @@ export function registerTurnRoutes(app: HttpApp, { runtime, shutdown }: RouteDep
       const { signal, release } = shutdown.signal(client.signal);
       try {
         const idempotency = idempotencyReceipt(request);
-        const offer = await runtime.claimTurn(request.body ?? { wait_ms: 0 }, signal, idempotency ? { idempotency } : {});
+        const body = request.body ?? { wait_ms: 0 };
+        let offer: Awaited<ReturnType<typeof runtime.claimTurn>> = null;
+        if (relay?.asksPeers(request.headers)) {
+          // A cluster node: its own offers for a slice, then the other nodes', until wait_ms runs out.
+          const deadline = Date.now() + body.wait_ms;
+          for (;;) {
+            const slice = Math.max(0, Math.min(deadline - Date.now(), CLAIM_SLICE_MS));
+            offer = await runtime.claimTurn({ ...body, wait_ms: slice }, signal, idempotency ? { idempotency } : {});
+            if (offer !== null || signal.aborted) break;
+            const elsewhere = await relay.claimElsewhere(body, request.headers, signal);
+            if (elsewhere !== null) {
+              if (elsewhere.replayed) reply.header('Idempotent-Replay', 'true');
+              return elsewhere.body;
+            }
+            if (Date.now() >= deadline) break;
+          }
+        } else {
+          offer = await runtime.claimTurn(body, signal, idempotency ? { idempotency } : {});
+        }
         if (offer === null) return reply.code(204).send(null);
         if (idempotency?.replayed) reply.header('Idempotent-Replay', 'true');
         const summary = await runtime.getSummary(offer.agent_id);

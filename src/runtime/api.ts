@@ -183,6 +183,8 @@ export interface RuntimeApi {
   readonly clustered?: boolean;
   /** The agent a capability token belongs to, as far as this node's roster knows (a cluster refreshes it on a miss). */
   callbackAgent?(token: string): Promise<string | null>;
+  /** A cluster node: the advertised addresses of the other live nodes (a turn claim with no local offer asks them); none with an embedded store. */
+  peers?(): Promise<string[]>;
   /** Stops accepting work, settles in-flight operations, flushes the store and releases the lease. */
   close(): Promise<void>;
 }

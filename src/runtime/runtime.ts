@@ -4,47 +4,39 @@ import { isTerminalTask } from '../../machines/contracts/index.js';
 import {
   AgentListQuery,
   ClaimTurnRequest,
-  CompleteWorkItemRequest,
-  CreateTimerRequest,
-  CreateTriggerRequest,
-  CreateWaitRequest,
-  CreateWorkItemRequest,
   DomainError,
   EventsQuery,
   HeartbeatTurnRequest,
   type MessageEnvelope,
-  PickWorkItemRequest,
-  UpdateWorkItemRequest,
   type AbortRunRequest, type ActorNodeShape, type AgentAccepts, type AgentEvent, type AgentListEntry, type AgentStateView, type AgentSummary,
   type CallbackResult, type CompleteTurnRequest, type ControlRequest, type CreateAgentRequest, type EnqueueRequest, type EventsPage,
   type ExecCommandRequest, type ExternalTriggerSummary, type InvokeAgentRequest, type MessageAccepted, type PromptRequest, type Readiness,
   type Snapshot, type StateAccepts, type TaskInputRequest, type TaskInputResult, type TaskOutputQuery, type TaskOutputResult, type TaskRecord,
   type TaskStopResult, type TimerRecord, type TransitionRecord, type TransitionRequest, type TriggerCapability, type TurnClaim,
-  type WaitConditionRecord, type WakeRequest, type WakeResult, type WorkItemView,
+  type WaitConditionRecord, type WakeRequest, type WakeResult, type WorkItemView, type CompleteWorkItemRequest, type CreateTimerRequest,
+  type CreateWaitRequest, type CreateTriggerRequest, type CreateWorkItemRequest, type PickWorkItemRequest, type UpdateWorkItemRequest,
 } from '../domain/index.js';
 import type { Store } from '../store/store.js';
 import { createStore } from '../store/index.js';
 import { agentAccepts } from './agent/accepted-events.js';
-import { rosterOf } from './agent/roster.js';
 import { acceptsOf } from './agent/accepts.js';
-import type { Tx } from './agent/tx.js';
 import type { AgentRoute, CallbackBody, MutationOptions, Page, RuntimeApi } from './api.js';
-import { hashToken } from './capability.js';
 import { systemClock, type Clock } from './clock.js';
 import { TimerAlarms } from './host/alarms.js';
-import { AgentCells, type MutateOptions } from './host/cells.js';
-import { ClusterNode } from './host/cluster-node.js';
+import { AgentCells } from './host/cells.js';
 import { CreateKeys } from './host/create-keys.js';
 import { EventBus } from './host/event-bus.js';
 import { InboxBounds } from './host/inbox-bounds.js';
 import { InspectionHub, type InspectionListener } from './host/inspection-hub.js';
 import { LeaseKeeper } from './host/lease-keeper.js';
+import { placementFor, type Placement } from './host/placement.js';
 import { CommandProcesses } from './host/processes.js';
 import { ResidentRoster } from './host/resident-roster.js';
 import { ShardPool } from './host/shards.js';
 import { TurnOffers } from './host/turn-offers.js';
+import { AgentRecords } from './flows/agent-records.js';
 import { AgentCreation } from './flows/create-agent.js';
-import { refuseStopped, Ingress } from './flows/ingress.js';
+import { Ingress } from './flows/ingress.js';
 import { InvocationResults } from './flows/invocation-results.js';
 import { Lifecycle } from './flows/lifecycle.js';
 import { DUE_AGENT, Recovery } from './flows/recovery.js';
@@ -56,13 +48,10 @@ import { Turns } from './flows/turns.js';
 import { resolveOptions, type ResolvedOptions, type RuntimeOptions } from './options.js';
 import { persistOnce } from './persist-once.js';
 import { readinessOf } from './host/readiness.js';
-import { findTask, findTimer, findWorkItem } from './records/lookups.js';
-import { findSnapshot, migrateSnapshots, takeSnapshot, type SnapshotStamp } from './records/snapshots.js';
+import { findTask } from './records/lookups.js';
+import type { SnapshotStamp } from './records/snapshots.js';
 import { TimerRecords } from './records/timers.js';
-import { provisionTrigger, resetDefaultTrigger, revokeTrigger, withoutToken } from './records/triggers.js';
-import { actorTree, assembleSummary, eventsPageOf, stateView, workItemView } from './records/views.js';
-import { cancelWait, createWait } from './records/waits.js';
-import { completeWorkItem, createWorkItemRecord, pickWorkItem, updateWorkItem } from './records/work-items.js';
+import { actorTree, assembleSummary, eventsPageOf, stateView } from './records/views.js';
 import { ScriptedRunner } from './runners/scripted-runner.js';
 import type { TurnRunner } from './runners/turn-runner.js';
 
@@ -91,6 +80,7 @@ export class Runtime implements RuntimeApi {
   private readonly cells: AgentCells;
   private readonly logic = agentMachine.provide({ actors: { task: persistOnce(taskMachine), continuation: persistOnce(continuationMachine) } });
   private readonly timers: TimerRecords;
+  private readonly records: AgentRecords;
   private readonly turns: Turns;
   private readonly lifecycle: Lifecycle;
   private readonly scheduler: Scheduler;
@@ -101,8 +91,8 @@ export class Runtime implements RuntimeApi {
   private readonly taskRequests: TaskRequests;
   private readonly transitions: Transitions;
   private readonly recovery: Recovery;
-  /** In a cluster (`store.kind === 'postgres'`): this node's agent leases, claims and routing; no store lease. */
-  private readonly cluster: ClusterNode | null;
+  /** The store lease, or in a cluster (`store.kind === 'postgres'`) this node's agent leases, claims and routing. */
+  private readonly placement: Placement;
   private lastCommitAt: string | null = null;
   /** Who stamps this instance's snapshots: this node, under its current fencing token. */
   private readonly stamp: SnapshotStamp;
@@ -116,24 +106,15 @@ export class Runtime implements RuntimeApi {
   ) {
     this.nodeId = nodeId;
     this.startedAt = clock.now();
-    this.stamp = { nodeId, fencingToken: (agentId) => (this.cluster ? this.cluster.leases.token(agentId) : this.lease.fencingToken()) };
+    this.stamp = { nodeId, fencingToken: (agentId) => this.placement.token(agentId) };
     const now = () => this.clock.now();
     // Host resources.
     this.lease = new LeaseKeeper(store, nodeId, options.leaseTtlMs, clock);
-    this.cluster =
-      store.kind === 'postgres'
-        ? new ClusterNode({
-            store,
-            nodeId,
-            ttlMs: options.leaseTtlMs,
-            clock,
-            // Read when used: the parts are built below.
-            parts: () => ({ cells: this.cells, alarms: this.alarms, turns: this.turns, processes: this.processes, shards: this.shards, roster: this.roster }),
-            refreshRoster: () => this.recovery.indexRoster(),
-          })
-        : null;
-    const cluster = this.cluster;
-    this.alarms = new TimerAlarms((agentId, timerId, dueAt) => void this.fireTimer(agentId, timerId, dueAt).catch(() => undefined), now);
+    // Read when used: the parts are built below.
+    const parts = () => ({ cells: this.cells, alarms: this.alarms, turns: this.turns, processes: this.processes, shards: this.shards, roster: this.roster });
+    const placement = (this.placement = placementFor({ store, nodeId, ttlMs: options.leaseTtlMs, clock, lease: this.lease, roster: this.roster, parts, refreshRoster: () => this.recovery.indexRoster() }));
+    const cluster = placement.cluster;
+    this.alarms = new TimerAlarms((agentId, timerId, dueAt) => void this.records.fireTimer(agentId, timerId, dueAt).catch(() => undefined), now);
     this.dueAgents = new TimerAlarms((agentId) => void this.cells.load(agentId).catch(() => undefined), now);
     this.offers = new TurnOffers(now);
     this.processes = new CommandProcesses(options.dataDir, options.killGraceMs);
@@ -151,7 +132,7 @@ export class Runtime implements RuntimeApi {
         // Only the children persist once: the agent's own snapshot changes with nearly every commit.
         logic: this.logic,
         ...(options.inspect ? { inspect: options.inspect } : {}),
-        fence: (agentId) => (cluster ? cluster.fence(agentId) : { fencing_token: this.lease.fencingToken() }),
+        fence: (agentId) => placement.fence(agentId),
         attached: (agentId, actor) => {
           this.inspection.attached(agentId, actor);
           this.shards.attach(agentId, actor);
@@ -165,9 +146,7 @@ export class Runtime implements RuntimeApi {
           if (roster) this.roster.set(cell.id, roster, rosterJson);
         },
         commitFailed: (error, agentId) => {
-          if (!(error instanceof DomainError && error.code === 'lease_lost')) return;
-          if (cluster) cluster.lost(agentId);
-          else this.lease.markLost();
+          if (error instanceof DomainError && error.code === 'lease_lost') placement.fenced(agentId);
         },
       },
       loaded: (cell) => {
@@ -176,26 +155,24 @@ export class Runtime implements RuntimeApi {
         // In a cluster every load is under a lease just taken: the takeover recovers what the last holder left.
         if (cluster) this.recovery.takeOver(cell);
       },
-      ...(cluster ? { take: (agentId: string) => cluster.take(agentId), untake: (agentId: string) => void cluster.leases.release(agentId, null) } : {}),
+      ...(placement.take && placement.untake ? { take: placement.take, untake: placement.untake } : {}),
       retired: (cell) => {
         this.shards.forget(cell.id);
-        if (!cluster) return;
-        // Passivated: no lease; `claimDueAgents` brings it back at its next timer, a request earlier.
-        this.alarms.disarmAgent(cell.id);
-        void cluster.leases.release(cell.id, rosterOf(cell.doc).next_timer_at ?? null);
+        placement.retired(cell);
       },
       kick: (agentId) => this.scheduler.kick(agentId),
     });
     // Flows, each over the records it combines.
+    this.records = new AgentRecords({ cells: this.cells, timers: this.timers, alarms: this.alarms, stamp: this.stamp, mayFire: (agentId) => !this.lease.isLost && this.placement.mayFire(agentId) });
     const invocations = new InvocationResults(this.cells);
     this.turns = new Turns({ cells: this.cells, runner, offers: this.offers, turnLeaseMs: options.turnLeaseMs, turnMaxMessages: options.turnMaxMessages, subscribe: (agentId, listener) => this.bus.subscribe(agentId, listener), timers: this.timers, invocations, launch: (agentId, taskId) => this.taskProcesses.launchAfterCommit(agentId, taskId) });
     this.lifecycle = new Lifecycle({ options, stamp: this.stamp, timers: this.timers, processes: this.processes, turns: this.turns });
     this.scheduler = new Scheduler(this.cells, this.lifecycle, this.turns, () => !this.lease.isLost);
     this.ingress = new Ingress(this.cells, this.roster, new InboxBounds({ maxMessages: options.inboxMaxMessages, maxBytes: options.inboxMaxBytes, maxInFlight: options.ingressMaxInFlight }));
-    const writable = () => (cluster ? 0 : this.lease.fencingToken());
-    this.keys = new CreateKeys(store, writable, cluster ? (agentId) => cluster.leases.acquire(agentId).then((l) => l.fencing_token) : undefined);
+    const writable = () => placement.writable();
+    this.keys = new CreateKeys(store, writable, placement.keyLease);
     this.creation = new AgentCreation(this.cells, this.keys, this.lifecycle, clock, writable);
-    this.taskProcesses = new TaskProcesses({ cells: this.cells, processes: this.processes, lease: cluster?.agentLease ?? this.lease, bus: this.bus, maxRunningTasks: options.maxRunningTasks });
+    this.taskProcesses = new TaskProcesses({ cells: this.cells, processes: this.processes, lease: placement.commandLease, bus: this.bus, maxRunningTasks: options.maxRunningTasks });
     this.taskRequests = new TaskRequests({ cells: this.cells, lifecycle: this.lifecycle, processes: this.processes, taskProcesses: this.taskProcesses, creation: this.creation, ingress: this.ingress });
     this.transitions = new Transitions(this.cells, this.lifecycle, this.turns, store);
     this.recovery = new Recovery({ store, cells: this.cells, roster: this.roster, dueAgents: this.dueAgents, lifecycle: this.lifecycle, turns: this.turns, invocations });
@@ -214,20 +191,8 @@ export class Runtime implements RuntimeApi {
     const resolved = resolveOptions(options, store, dataDir);
     const runtime = new Runtime(store, options.clock ?? systemClock, options.runner ?? new ScriptedRunner(), resolved, options.nodeId ?? `node-${process.pid}`);
     await store.open();
-    if (runtime.cluster) {
-      // A cluster node loads nothing at boot: agents come to it by requests and claims.
-      await runtime.recovery.indexRoster();
-      runtime.cluster.start();
-      if (options.advertiseUrl !== undefined) await runtime.joinCluster(options.advertiseUrl);
-      return runtime;
-    }
-    try {
-      await runtime.lease.acquire(resolved.leaseWaitMs, options.onLeaseWait);
-    } catch (error) {
-      await store.close();
-      throw error;
-    }
-    await runtime.recovery.recoverAll();
+    const recovery = runtime.recovery;
+    await runtime.placement.boot({ indexRoster: () => recovery.indexRoster(), recoverAll: () => recovery.recoverAll(), leaseWaitMs: resolved.leaseWaitMs, onLeaseWait: options.onLeaseWait, advertiseUrl: options.advertiseUrl });
     return runtime;
   }
 
@@ -237,13 +202,12 @@ export class Runtime implements RuntimeApi {
    * runs, renews and claims agents, but the others answer 503 for the agents it holds.
    */
   async joinCluster(advertiseUrl: string): Promise<void> {
-    await this.cluster?.register(advertiseUrl);
+    await this.placement.cluster?.register(advertiseUrl);
   }
 
   /** Where a request for the agent is served (docs/cluster-design.md step 6); always here with an embedded store. */
-  async route(agentId: string): Promise<AgentRoute> {
-    if (!this.cluster || this.cells.isClosing) return { kind: 'local' };
-    return this.cluster.route(agentId);
+  route(agentId: string): Promise<AgentRoute> {
+    return this.placement.route(agentId, this.cells.isClosing);
   }
 
   async routeCreate(agentId: string | undefined, key: string | undefined): Promise<AgentRoute> {
@@ -252,12 +216,16 @@ export class Runtime implements RuntimeApi {
   }
 
   /** The agent a capability token belongs to; a cluster node reads the roster again when it does not know the token. */
-  async callbackAgent(token: string): Promise<string | null> {
-    return this.cluster ? this.cluster.callbackAgent(token) : (this.roster.agentForTokenHash(hashToken(token)) ?? null);
+  callbackAgent(token: string): Promise<string | null> {
+    return this.placement.callbackAgent(token);
+  }
+
+  peers(): Promise<string[]> {
+    return this.placement.peers();
   }
 
   get clustered(): boolean {
-    return this.cluster !== null;
+    return this.placement.cluster !== null;
   }
 
   get storeKind(): string {
@@ -306,20 +274,20 @@ export class Runtime implements RuntimeApi {
   }
 
   takeSnapshot(agentId: string, options: MutationOptions = {}): Promise<Snapshot> {
-    return this.mutate(agentId, async (tx) => takeSnapshot(tx, 'on_request', this.stamp), options);
+    return this.records.takeSnapshot(agentId, options);
   }
 
-  async listSnapshots(agentId: string): Promise<Snapshot[]> {
-    return (await this.cells.doc(agentId)).snapshots;
+  listSnapshots(agentId: string): Promise<Snapshot[]> {
+    return this.records.listSnapshots(agentId);
   }
 
-  async getSnapshot(agentId: string, snapshotId: string): Promise<Snapshot> {
-    return findSnapshot(await this.cells.doc(agentId), snapshotId);
+  getSnapshot(agentId: string, snapshotId: string): Promise<Snapshot> {
+    return this.records.getSnapshot(agentId, snapshotId);
   }
 
   /** `holon-xstate migrate`: the agent's intact snapshots of another schema version, rewritten at the current one. */
   migrate(agentId: string): Promise<{ migrated: number; skipped_corrupted: number }> {
-    return this.mutate(agentId, async (tx) => migrateSnapshots(tx));
+    return this.records.migrate(agentId);
   }
 
   abortRun(agentId: string, request: AbortRunRequest, options: MutationOptions = {}) {
@@ -346,62 +314,54 @@ export class Runtime implements RuntimeApi {
 
   // ---------------------------------------------------------------- work items
 
-  async createWorkItem(agentId: string, request: CreateWorkItemRequest, options: MutationOptions = {}): Promise<WorkItemView> {
-    const req = CreateWorkItemRequest.parse(request);
-    return this.mutate(agentId, async (tx) => workItemView(tx.doc, createWorkItemRecord(tx, req.objective)), options);
+  createWorkItem(agentId: string, request: CreateWorkItemRequest, options: MutationOptions = {}): Promise<WorkItemView> {
+    return this.records.createWorkItem(agentId, request, options);
   }
 
-  async updateWorkItem(agentId: string, workItemId: string, request: UpdateWorkItemRequest, options: MutationOptions = {}): Promise<WorkItemView> {
-    const req = UpdateWorkItemRequest.parse(request);
-    return this.mutate(agentId, async (tx) => workItemView(tx.doc, updateWorkItem(tx, workItemId, req)), options);
+  updateWorkItem(agentId: string, workItemId: string, request: UpdateWorkItemRequest, options: MutationOptions = {}): Promise<WorkItemView> {
+    return this.records.updateWorkItem(agentId, workItemId, request, options);
   }
 
-  async pickWorkItem(agentId: string, workItemId: string, request: PickWorkItemRequest, options: MutationOptions = {}): Promise<WorkItemView> {
-    const req = PickWorkItemRequest.parse(request);
-    return this.mutate(agentId, async (tx) => workItemView(tx.doc, pickWorkItem(tx, workItemId, req)), options);
+  pickWorkItem(agentId: string, workItemId: string, request: PickWorkItemRequest, options: MutationOptions = {}): Promise<WorkItemView> {
+    return this.records.pickWorkItem(agentId, workItemId, request, options);
   }
 
-  async completeWorkItem(agentId: string, workItemId: string, request: CompleteWorkItemRequest, options: MutationOptions = {}): Promise<WorkItemView> {
-    const req = CompleteWorkItemRequest.parse(request);
-    return this.mutate(agentId, async (tx) => workItemView(tx.doc, completeWorkItem(tx, workItemId, req)), options);
+  completeWorkItem(agentId: string, workItemId: string, request: CompleteWorkItemRequest, options: MutationOptions = {}): Promise<WorkItemView> {
+    return this.records.completeWorkItem(agentId, workItemId, request, options);
   }
 
-  async listWorkItems(agentId: string): Promise<WorkItemView[]> {
-    const doc = await this.cells.doc(agentId);
-    return doc.work_items.map((w) => workItemView(doc, w));
+  listWorkItems(agentId: string): Promise<WorkItemView[]> {
+    return this.records.listWorkItems(agentId);
   }
 
-  async getWorkItem(agentId: string, workItemId: string): Promise<WorkItemView> {
-    const doc = await this.cells.doc(agentId);
-    return workItemView(doc, findWorkItem(doc, workItemId));
+  getWorkItem(agentId: string, workItemId: string): Promise<WorkItemView> {
+    return this.records.getWorkItem(agentId, workItemId);
   }
 
   // ---------------------------------------------------------------- waits and timers
 
-  async createWait(agentId: string, request: CreateWaitRequest, options: MutationOptions = {}): Promise<WaitConditionRecord> {
-    const req = CreateWaitRequest.parse(request);
-    return this.mutate(agentId, async (tx) => createWait(tx, req), options);
+  createWait(agentId: string, request: CreateWaitRequest, options: MutationOptions = {}): Promise<WaitConditionRecord> {
+    return this.records.createWait(agentId, request, options);
   }
 
   cancelWait(agentId: string, waitId: string, options: MutationOptions = {}): Promise<WaitConditionRecord> {
-    return this.mutate(agentId, async (tx) => cancelWait(tx, waitId), options);
+    return this.records.cancelWait(agentId, waitId, options);
   }
 
-  async createTimer(agentId: string, request: CreateTimerRequest, options: MutationOptions = {}): Promise<TimerRecord> {
-    const req = CreateTimerRequest.parse(request);
-    return this.mutate(agentId, async (tx) => this.timers.create(tx, { duration_ms: req.duration_ms, ...(req.interval_ms ? { interval_ms: req.interval_ms } : {}), ...(req.summary ? { summary: req.summary } : {}) }), options);
+  createTimer(agentId: string, request: CreateTimerRequest, options: MutationOptions = {}): Promise<TimerRecord> {
+    return this.records.createTimer(agentId, request, options);
   }
 
   cancelTimer(agentId: string, timerId: string, options: MutationOptions = {}): Promise<TimerRecord> {
-    return this.mutate(agentId, async (tx) => this.timers.cancel(tx, timerId), options);
+    return this.records.cancelTimer(agentId, timerId, options);
   }
 
-  async listTimers(agentId: string): Promise<TimerRecord[]> {
-    return (await this.cells.doc(agentId)).timers;
+  listTimers(agentId: string): Promise<TimerRecord[]> {
+    return this.records.listTimers(agentId);
   }
 
-  async getTimer(agentId: string, timerId: string): Promise<TimerRecord> {
-    return findTimer(await this.cells.doc(agentId), timerId);
+  getTimer(agentId: string, timerId: string): Promise<TimerRecord> {
+    return this.records.getTimer(agentId, timerId);
   }
 
   // ---------------------------------------------------------------- tasks
@@ -441,23 +401,16 @@ export class Runtime implements RuntimeApi {
 
   // ---------------------------------------------------------------- triggers
 
-  async createTrigger(agentId: string, request: CreateTriggerRequest, options: MutationOptions = {}): Promise<TriggerCapability> {
-    const req = CreateTriggerRequest.parse(request);
-    return this.mutate(agentId, async (tx) => {
-      refuseStopped(tx);
-      return provisionTrigger(tx, req.delivery_mode, false);
-    }, { ...options, recordAs: withoutToken });
+  createTrigger(agentId: string, request: CreateTriggerRequest, options: MutationOptions = {}): Promise<TriggerCapability> {
+    return this.records.createTrigger(agentId, request, options);
   }
 
   revokeTrigger(agentId: string, triggerId: string, options: MutationOptions = {}): Promise<ExternalTriggerSummary> {
-    return this.mutate(agentId, async (tx) => revokeTrigger(tx, triggerId), options);
+    return this.records.revokeTrigger(agentId, triggerId, options);
   }
 
   resetCallback(agentId: string, options: MutationOptions = {}): Promise<TriggerCapability> {
-    return this.mutate(agentId, async (tx) => {
-      refuseStopped(tx);
-      return resetDefaultTrigger(tx);
-    }, { ...options, recordAs: withoutToken });
+    return this.records.resetCallback(agentId, options);
   }
 
   deliverCallback(mode: 'wake_hint' | 'enqueue_message', token: string, body: CallbackBody): Promise<CallbackResult> {
@@ -509,7 +462,7 @@ export class Runtime implements RuntimeApi {
 
   readiness(): Promise<Readiness> {
     const progress = { last_commit_at: this.lastCommitAt, stalled_agents: this.cells.stalled(this.clock.now().getTime() - 5 * 60_000), stranded_agents: this.roster.stranded() };
-    return readinessOf({ store: this.store, nodeId: this.nodeId, lease: this.lease, cluster: this.cluster, progress });
+    return readinessOf({ store: this.store, nodeId: this.nodeId, lease: this.lease, cluster: this.placement.cluster, progress });
   }
 
   async close(): Promise<void> {
@@ -526,22 +479,7 @@ export class Runtime implements RuntimeApi {
     this.shards.drain(() => this.cells.passivateAll());
     // A cluster node gives every agent back, with when it needs a node again: at once for one
     // with work in doubt (a claim recovers it), else at its next timer.
-    if (this.cluster) await this.cluster.close();
-    else await this.lease.release();
+    await this.placement.close();
     await this.store.close();
-  }
-
-  // ---------------------------------------------------------------- internals
-
-  private mutate<T>(agentId: string, operation: (tx: Tx) => Promise<T>, options: MutateOptions<T> = {}): Promise<T> {
-    return this.cells.mutate(agentId, operation, options);
-  }
-
-  /** An alarm fired: the timer fires in its agent's lane; an interval timer's next alarm is armed once that is durable. */
-  private async fireTimer(agentId: string, timerId: string, dueAt: string): Promise<void> {
-    if (this.lease.isLost || this.cells.isClosing) return;
-    if (this.cluster && !this.cluster.leases.holds(agentId)) return;
-    const next = await this.mutate(agentId, async (tx) => this.timers.fire(tx, timerId, dueAt), { allowTerminated: false });
-    if (next) this.alarms.arm(agentId, timerId, next);
   }
 }
