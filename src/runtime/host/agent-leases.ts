@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { DomainError } from '../../domain/index.js';
 import type { AgentLease, Store } from '../../store/store.js';
+import { KeyedQueue } from './keyed-queue.js';
 
 /** A lease this node holds, and until when it counts it as its own (its monotonic clock, ms). */
 interface Held {
@@ -34,7 +35,7 @@ export interface AgentLeaseOptions {
  */
 export class AgentLeases {
   private readonly held = new Map<string, Held>();
-  private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly serial = new KeyedQueue();
   private beat: NodeJS.Timeout | null = null;
   private beating: Promise<void> = Promise.resolve();
   private last: { ok: boolean; at: number; error: string | null } | null = null;
@@ -96,7 +97,7 @@ export class AgentLeases {
 
   /** The agent's lease, taken if this node does not hold it; `lease_lost` when another live node does. */
   acquire(agentId: string): Promise<AgentLease> {
-    return this.serial(agentId, async () => {
+    return this.serial.run(agentId, async () => {
       const held = this.held.get(agentId);
       if (held && held.until > performance.now()) return held.lease;
       if (this.stopped) throw new DomainError('runtime_shutting_down', 'the node is shutting down');
@@ -122,7 +123,7 @@ export class AgentLeases {
 
   /** Gives the lease back (a passivated agent: its earliest timer's due time goes with it). */
   release(agentId: string, wakeAt: string | null): Promise<void> {
-    return this.serial(agentId, async () => {
+    return this.serial.run(agentId, async () => {
       const held = this.held.get(agentId);
       if (!held) return;
       this.held.delete(agentId);
@@ -187,16 +188,5 @@ export class AgentLeases {
     // A lease that would run out before the next beat is given up now, before the database's expiry.
     const horizon = performance.now() + this.every;
     for (const [agentId, held] of this.held) if (held.until <= horizon) this.lose(agentId);
-  }
-
-  private serial<T>(agentId: string, step: () => Promise<T>): Promise<T> {
-    const previous = this.chains.get(agentId) ?? Promise.resolve();
-    const next = previous.then(step, step);
-    const settled = next.catch(() => undefined);
-    this.chains.set(agentId, settled);
-    void settled.then(() => {
-      if (this.chains.get(agentId) === settled) this.chains.delete(agentId);
-    });
-    return next;
   }
 }
