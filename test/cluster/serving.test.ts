@@ -26,6 +26,16 @@ async function freshDatabase(): Promise<TestDatabase | null> {
 
 const connectionOf = (db: TestDatabase) => ({ host: db.cluster.socketDir, port: db.cluster.tcpPort, user: db.cluster.user, database: db.name });
 
+/** `count` nodes on `db` (a fresh database unless given), each listening, closed after the test. */
+async function listeningNodes(count: number, given?: TestDatabase): Promise<{ db: TestDatabase; nodes: ClusterNode[] }> {
+  const db = given ?? (await freshDatabase());
+  if (!db) throw new Error('no database');
+  const set = await startNodes({ storeUrl: db.url, count, args: ['--lease-ttl-ms', String(TTL_MS)] });
+  sets.push(set);
+  await Promise.all(set.nodes.map((node) => node.listening()));
+  return { db, nodes: set.nodes };
+}
+
 interface ReadyNode {
   ok: boolean;
   node?: { node_id: string; agent_leases_held: number; live_nodes: number | null; heartbeat: { ok: boolean | null } };
@@ -38,11 +48,8 @@ if (probe === null) {
 } else {
   describe('cluster: any node serves any agent, failover', () => {
     it('forwards a request for an agent another node holds, and every node reports its id, its leases and the database', async () => {
-      const db = probe;
-      const set = await startNodes({ storeUrl: db.url, count: 2, args: ['--lease-ttl-ms', String(TTL_MS)] });
-      sets.push(set);
-      const [n1, n2] = set.nodes as [ClusterNode, ClusterNode];
-      await Promise.all([n1.listening(), n2.listening()]);
+      const { db, nodes } = await listeningNodes(2, probe);
+      const [n1, n2] = nodes as [ClusterNode, ClusterNode];
       const a1 = client(n1.url);
       const a2 = client(n2.url);
       const created = await a1.post<{ external_trigger: { trigger_url: string } }>('/api/control/agents', { agent_id: 'fw-1' });
@@ -117,12 +124,8 @@ if (probe === null) {
     }, 120_000);
 
     it('failover: the owner of a busy agent is SIGKILLed; another node serves it once the lease ran out, its command interrupted, not run again', async () => {
-      const db = await freshDatabase();
-      if (!db) throw new Error('no database');
-      const set = await startNodes({ storeUrl: db.url, count: 3, args: ['--lease-ttl-ms', String(TTL_MS)] });
-      sets.push(set);
-      const [n1, n2, n3] = set.nodes as [ClusterNode, ClusterNode, ClusterNode];
-      await Promise.all([n1.listening(), n2.listening(), n3.listening()]);
+      const { db, nodes } = await listeningNodes(3);
+      const [n1, n2, n3] = nodes as [ClusterNode, ClusterNode, ClusterNode];
       const a1 = client(n1.url);
       const a2 = client(n2.url);
       const acknowledged: Acknowledged[] = [];
@@ -190,12 +193,8 @@ if (probe === null) {
     }, 180_000);
 
     it('a paused owner is taken over; resumed, it finds out, gives the agent up and writes nothing under its old token', async () => {
-      const db = await freshDatabase();
-      if (!db) throw new Error('no database');
-      const set = await startNodes({ storeUrl: db.url, count: 2, args: ['--lease-ttl-ms', String(TTL_MS)] });
-      sets.push(set);
-      const [n1, n2] = set.nodes as [ClusterNode, ClusterNode];
-      await Promise.all([n1.listening(), n2.listening()]);
+      const { db, nodes } = await listeningNodes(2);
+      const [n1, n2] = nodes as [ClusterNode, ClusterNode];
       const a1 = client(n1.url);
       const a2 = client(n2.url);
       const acknowledged: Acknowledged[] = [{ agent_id: 'paused', kind: 'agent' }];
