@@ -112,10 +112,16 @@ export class TaskProcesses {
         const outcome = await waitForOutput(live, { sinceBytes: queued ? 0 : live.outputBytes, timeoutMs: deadline - Date.now() });
         if (outcome === 'timeout') retrieval = 'timeout';
       }
-      if (!processes.get(taskId)) await this.untilTaskStatus(agentId, taskId, isTerminalTask, deadline);
     } else if (processes.get(taskId) || queued) retrieval = 'not_ready';
-    const task = findTask((await this.deps.cells.cell(agentId)).doc, taskId);
-    const view = await processes.output(agentId, taskId, q.max_bytes);
+    let view = await processes.output(agentId, taskId, q.max_bytes);
+    let task = findTask((await this.deps.cells.cell(agentId)).doc, taskId);
+    if (q.block && !view.live && !isTerminalTask(task.status)) {
+      // Its process ended (maybe while the output above was read): its result is on its way to
+      // the record, so a blocking read waits for that, then reads once more.
+      await this.untilTaskStatus(agentId, taskId, isTerminalTask, deadline);
+      view = await processes.output(agentId, taskId, q.max_bytes);
+      task = findTask((await this.deps.cells.cell(agentId)).doc, taskId);
+    }
     if (!view.live) retrieval = isTerminalTask(task.status) ? 'success' : q.block ? 'timeout' : 'not_ready';
     return {
       task_id: taskId,
