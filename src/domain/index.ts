@@ -7,6 +7,7 @@ export * from './timer.js';
 export * from './task.js';
 export * from './trigger.js';
 export * from './transition.js';
+export * from './run-id.js';
 export * from './snapshot.js';
 export * from './event.js';
 export * from './effect.js';

@@ -127,7 +127,7 @@ export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
   // A cluster node forwards a request for an agent another node holds (after the depth limit, before validation).
   const nodeId = (): string => options.identity?.node_id ?? 'unknown';
   const relay = new TurnRelay(options.runtime, nodeId);
-  registerForwarding(app, options.runtime, nodeId, relay);
+  registerForwarding(app, options.runtime, nodeId);
   app.addHook('preClose', async () => {
     shutdown.closeAll();
   });

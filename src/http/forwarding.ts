@@ -1,9 +1,8 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebStream } from 'node:stream/web';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError } from '../domain/index.js';
+import { agentOfRunId, DomainError } from '../domain/index.js';
 import type { AgentRoute, RuntimeApi } from '../runtime/api.js';
-import type { TurnRelay } from './turn-relay.js';
 import type { HttpApp } from './types.js';
 
 /** Set on a request one node forwards to another: the receiver never forwards it again. */
@@ -15,7 +14,7 @@ const AGENT_ROUTE = /^\/api\/(agents|control\/agents|inspector\/agents)\/:id(\/|
 const CREATE_ROUTE = '/api/control/agents';
 /** The capability routes: the token names the agent. */
 const CALLBACK_ROUTE = /^\/callbacks\/(wake|enqueue)\/:token$/;
-/** A turn worker's heartbeat and complete: the run names the agent when this node relayed its claim (`turn-relay.ts`). */
+/** A turn worker's heartbeat and complete: the run id names its agent (`agentOfRunId`), so any node routes them. */
 const TURN_RUN_ROUTE = /^\/api\/control\/turns\/:run_id\/(heartbeat|complete)$/;
 
 /** Request headers a forwarded request carries as they came (the owner authenticates the caller again). */
@@ -32,12 +31,12 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'co
  * and a holder that is live but not reachable answers 503 `store_unavailable` (retryable): its
  * lease expires, and the next request takes the agent over. WebSocket upgrades are served here.
  */
-export function registerForwarding(app: HttpApp, runtime: RuntimeApi, nodeId: () => string, relay?: TurnRelay): void {
+export function registerForwarding(app: HttpApp, runtime: RuntimeApi, nodeId: () => string): void {
   const route = runtime.route?.bind(runtime);
   if (!route || runtime.clustered !== true) return;
   app.addHook('preValidation', async (request, reply) => {
     if (request.headers.upgrade !== undefined) return;
-    const target = await targetOf(runtime, route, request, relay);
+    const target = await targetOf(runtime, route, request);
     if (target === null) return;
     const where = await target.locate();
     if (where.kind === 'local') return;
@@ -75,7 +74,7 @@ export function registerForwarding(app: HttpApp, runtime: RuntimeApi, nodeId: ()
 }
 
 /** The agent a request is for (as shown in an error) and how to find where it is served; `null`: not an agent's request. */
-async function targetOf(runtime: RuntimeApi, route: (agentId: string) => Promise<AgentRoute>, request: FastifyRequest, relay?: TurnRelay): Promise<{ agentId: string; locate: () => Promise<AgentRoute> } | null> {
+async function targetOf(runtime: RuntimeApi, route: (agentId: string) => Promise<AgentRoute>, request: FastifyRequest): Promise<{ agentId: string; locate: () => Promise<AgentRoute> } | null> {
   const pattern = request.routeOptions.url ?? '';
   const routeCreate = runtime.routeCreate?.bind(runtime);
   if (pattern === CREATE_ROUTE && request.method === 'POST' && routeCreate) {
@@ -88,7 +87,7 @@ async function targetOf(runtime: RuntimeApi, route: (agentId: string) => Promise
   }
   const given = (request.params ?? {}) as Record<string, unknown>;
   if (TURN_RUN_ROUTE.test(pattern) && typeof given['run_id'] === 'string') {
-    const agentId = relay?.agentOf(given['run_id']);
+    const agentId = agentOfRunId(given['run_id']);
     return agentId === undefined ? null : { agentId, locate: () => route(agentId) };
   }
   const agentId = await agentOf(runtime, pattern, request.params);

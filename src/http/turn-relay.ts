@@ -6,8 +6,6 @@ import type { RuntimeApi } from '../runtime/api.js';
 const FORWARDED_BY = 'x-holon-forwarded-by';
 /** Request headers a claim asked of another node carries as they came. */
 const RELAYED_HEADERS = ['authorization', 'idempotency-key', 'x-request-id'] as const;
-/** How many relayed runs a node remembers (the oldest go first). */
-const MAX_RUNS = 10_000;
 
 export interface RelayedClaim {
   body: unknown;
@@ -18,12 +16,10 @@ export interface RelayedClaim {
  * Turn workers claim from any node (issue 19, docs/cluster-design.md): an offer lives on the node
  * that holds the agent. A claim with no local offer asks each other live node in turn (with
  * `wait_ms: 0` and `X-Holon-Forwarded-By`, so it never fans out again); the first turn granted is
- * relayed, and this node remembers its run's agent so the worker's heartbeats and complete sent
- * here are forwarded to the agent's holder (`forwarding.ts`).
+ * relayed. Its run id names the agent, so the worker's heartbeats and complete sent to any node
+ * are forwarded to the agent's holder (`forwarding.ts`).
  */
 export class TurnRelay {
-  private readonly runs = new Map<string, string>();
-
   constructor(
     private readonly runtime: RuntimeApi,
     private readonly nodeId: () => string,
@@ -57,23 +53,8 @@ export class TurnRelay {
       }
       const parsed = TurnClaimResponse.safeParse(await answer.json().catch(() => null));
       if (!parsed.success) continue;
-      this.remember(parsed.data.run_id, parsed.data.agent_id);
       return { body: parsed.data, replayed: answer.headers.get('idempotent-replay') === 'true' };
     }
     return null;
-  }
-
-  /** The agent of a run whose claim this node relayed, if any. */
-  agentOf(runId: string): string | undefined {
-    return this.runs.get(runId);
-  }
-
-  private remember(runId: string, agentId: string): void {
-    this.runs.delete(runId);
-    this.runs.set(runId, agentId);
-    if (this.runs.size > MAX_RUNS) {
-      const oldest = this.runs.keys().next();
-      if (!oldest.done) this.runs.delete(oldest.value);
-    }
   }
 }

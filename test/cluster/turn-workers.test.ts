@@ -68,5 +68,33 @@ if (db === null) {
       // Completed: heartbeats of the run are refused.
       expect((await worker.post(`${path}/heartbeat`, { claim_id: claimed.body.claim_id })).status).toBe(409);
     });
+    it('the run id names its agent, so a third node routes the heartbeat and the complete to the holder', async () => {
+      const set = await startNodes({ storeUrl: db.url, count: 3, args: ['--lease-ttl-ms', '3000'] });
+      sets.push(set);
+      const [n1, n2, n3] = set.nodes as [ClusterNode, ClusterNode, ClusterNode];
+      await Promise.all([n1.listening(), n2.listening(), n3.listening()]);
+      const holder = client(n1.url);
+      const created = await holder.post('/api/control/agents', { agent_id: 'tw.third', config: { turn_runner: 'http_worker' } });
+      expect(created.status, created.text).toBe(201);
+      expect((await holder.post('/api/control/agents/tw.third/prompt', { text: 'work' })).status).toBe(200);
+
+      const claimed = await client(n2.url).post<Claim>('/api/control/turns/claim', { agent_ids: ['tw.third'], wait_ms: 5_000 });
+      expect(claimed.status, claimed.text).toBe(200);
+      expect(claimed.body.run_id.endsWith('.tw.third')).toBe(true);
+      const path = `/api/control/turns/${encodeURIComponent(claimed.body.run_id)}`;
+      // Node 3 neither holds the agent nor relayed the claim: it forwards by the run id.
+      const third = client(n3.url);
+      const beat = await third.post<{ run_id: string }>(`${path}/heartbeat`, { claim_id: claimed.body.claim_id });
+      expect(beat.status, beat.text).toBe(200);
+      expect(beat.headers.get('x-holon-forwarded-by')).toBe('node-3');
+      const done = await third.post<{ applied: boolean }>(`${path}/complete`, { claim_id: claimed.body.claim_id, actions: [] }, { 'Idempotency-Key': 'tw-third-complete' });
+      expect(done.status, done.text).toBe(200);
+      expect(done.body.applied).toBe(true);
+      // The same complete again through the holder: answered once, applied once.
+      const again = await holder.post<{ applied: boolean }>(`${path}/complete`, { claim_id: claimed.body.claim_id, actions: [] }, { 'Idempotency-Key': 'tw-third-complete' });
+      expect(again.status, again.text).toBe(200);
+      const events = await holder.get<{ events: Array<{ type: string; payload: Record<string, unknown> }> }>('/api/agents/tw.third/events?limit=512');
+      expect(events.body.events.filter((e) => e.type === 'turn_finished').map((e) => e.payload['run_id'])).toEqual([claimed.body.run_id]);
+    });
   });
 }

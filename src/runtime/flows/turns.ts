@@ -3,6 +3,7 @@ import {
   CompleteTurnRequest,
   DomainError,
   HeartbeatTurnRequest,
+  runIdFor,
   type AgentEvent,
   type ContinuationResolution,
   type MessageEnvelope,
@@ -76,7 +77,7 @@ export class Turns {
       }
     }
     for (const planned of batch) recordDecision(tx, planned.decision);
-    const runId = newId('run');
+    const runId = runIdFor(newId('run'), tx.cell.id);
     const more = batch.length > 1 ? ` and ${batch.length - 1} more` : '';
     if (!tx.send({ type: 'TURN.START', runId, facts: factsOf(doc) }, { reason: `turn for ${head.kind} ${head.id}${more}`, trigger: head.authority_class === 'operator_instruction' ? 'user' : 'system' })) {
       throw new DomainError('illegal_transition', `agent ${tx.cell.id} cannot start a turn in ${doc.state.phase}/${doc.state.status}`);
