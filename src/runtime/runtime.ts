@@ -26,6 +26,7 @@ import { TimerAlarms } from './host/alarms.js';
 import { AgentCells } from './host/cells.js';
 import { CreateKeys } from './host/create-keys.js';
 import { EventBus } from './host/event-bus.js';
+import { GlobalEvents } from './host/global-events.js';
 import { InboxBounds } from './host/inbox-bounds.js';
 import { InspectionHub, type InspectionListener } from './host/inspection-hub.js';
 import { LeaseKeeper } from './host/lease-keeper.js';
@@ -67,6 +68,7 @@ export class Runtime implements RuntimeApi {
   readonly nodeId: string;
   readonly startedAt: Date;
   private readonly bus = new EventBus();
+  private readonly globalEvents: GlobalEvents;
   private readonly roster = new ResidentRoster();
   private readonly lease: LeaseKeeper;
   private readonly shards: ShardPool;
@@ -109,6 +111,7 @@ export class Runtime implements RuntimeApi {
     this.stamp = { nodeId, fencingToken: (agentId) => this.placement.token(agentId) };
     const now = () => this.clock.now();
     // Host resources.
+    this.globalEvents = new GlobalEvents(this.bus, store);
     this.lease = new LeaseKeeper(store, nodeId, options.leaseTtlMs, clock);
     // Read when used: the parts are built below.
     const parts = () => ({ cells: this.cells, alarms: this.alarms, turns: this.turns, processes: this.processes, shards: this.shards, roster: this.roster });
@@ -426,8 +429,9 @@ export class Runtime implements RuntimeApi {
     return eventsPageOf(page, q);
   }
 
+  /** One agent's committed events, or (`null`) every agent's: in a cluster also those other nodes commit. */
   subscribe(agentId: string | null, listener: (event: AgentEvent) => void): () => void {
-    return this.bus.subscribe(agentId, listener);
+    return agentId === null ? this.globalEvents.subscribe(listener) : this.bus.subscribe(agentId, listener);
   }
 
   // ---------------------------------------------------------------- turn workers

@@ -274,4 +274,18 @@ export interface Store {
    * lease's token.
    */
   putGlobalOnce(key: string, value: unknown, fence: { agent_id: string; agent_fencing_token: number }): Promise<unknown>;
+  /**
+   * Calls `listener` for the events OTHER store instances (other nodes) commit, as ranges of one
+   * agent's sequence, in commit order (PostgreSQL: `LISTEN`, migration 4); the caller reads them
+   * with `readEvents`. The returned function stops it. Only stores several nodes share have it;
+   * ranges committed while the listening connection was down are not announced again.
+   */
+  watchCommittedEvents?(listener: (range: CommittedRange) => void): () => void;
+}
+
+/** Events `first_seq..last_seq` (inclusive) of one agent, committed by another store instance. */
+export interface CommittedRange {
+  agent_id: string;
+  first_seq: number;
+  last_seq: number;
 }

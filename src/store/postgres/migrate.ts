@@ -37,7 +37,7 @@ export async function migrateSchema(sql: SqlClient, schema: string, location: st
       );
     }
     for (let version = found + 1; version <= SCHEMA_VERSION; version += 1) {
-      await tx.query((MIGRATIONS[version - 1] as (s: string) => string)(s));
+      await tx.query((MIGRATIONS[version - 1] as (s: string, schema: string) => string)(s, schema));
     }
     if (found < SCHEMA_VERSION) {
       await tx.query(

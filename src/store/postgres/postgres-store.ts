@@ -1,15 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import { DomainError } from '../../domain/index.js';
 import type { AgentEvent, EventType } from '../../domain/index.js';
 import { assertAgentId, commitFence, eventId } from '../shared/commit-rules.js';
 import { assertFence } from '../shared/lease-rules.js';
 import { locationOf } from '../shared/node-rules.js';
 import { toJson } from '../shared/to-json.js';
+import { EventAnnouncements } from './event-announcements.js';
 import type {
   AgentLease,
   AgentLeaseState,
   AgentLocation,
   Commit,
   CommitResult,
+  CommittedRange,
   EventPage,
   EventPageQuery,
   HeldAgentLease,
@@ -55,13 +58,20 @@ export class PostgresStore implements Store {
   private nodes: NodeTable | null = null;
   private batcher: CommitBatcher | null = null;
   private state: 'closed' | 'opening' | 'open' | 'closing' = 'closed';
+  /** Names this instance's connections, so the announcements of its own commits are told apart. */
+  private readonly instanceName = `holon-xstate:${randomUUID().slice(0, 8)}`;
+  private announcements: EventAnnouncements | null = null;
 
   constructor(options: PostgresStoreOptions) {
     const parsed = parseConnectionUrl(options.url);
     this.config = options.schema === undefined ? parsed : { ...parsed, schema: options.schema };
     this.s = quoted(this.config.schema);
     this.location = describeConnection(this.config);
-    this.poolOptions = { ...(options.max === undefined ? {} : { max: options.max }), ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }) };
+    this.poolOptions = {
+      ...(options.max === undefined ? {} : { max: options.max }),
+      ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+      applicationName: this.instanceName,
+    };
   }
 
   /** Connects, and creates or migrates the schema (safe when several nodes open at once). */
@@ -70,14 +80,18 @@ export class PostgresStore implements Store {
     if (this.state !== 'closed') throw this.unavailable(`is ${this.state}`);
     this.state = 'opening';
     const sql = openPool(this.config, this.poolOptions);
+    const announcements = new EventAnnouncements(this.config, this.instanceName);
     try {
       await migrateSchema(sql, this.config.schema, this.location);
+      await announcements.start();
     } catch (err) {
       this.state = 'closed';
+      announcements.close();
       await sql.close().catch(() => undefined);
       throw this.failed('opening the store', err);
     }
     this.sql = sql;
+    this.announcements = announcements;
     this.storeLease = new StoreLeaseTable(sql, this.s, this.config.schema);
     this.agentLeases = new AgentLeaseTable(sql, this.s);
     this.nodes = new NodeTable(sql, this.s);
@@ -90,13 +104,20 @@ export class PostgresStore implements Store {
     if (this.state !== 'open') return;
     this.state = 'closing';
     try {
+      this.announcements?.close();
       await this.batcher?.idle();
       await this.sql?.close();
     } finally {
+      this.announcements = null;
       this.sql = null;
       this.batcher = null;
       this.state = 'closed';
     }
+  }
+
+  watchCommittedEvents(listener: (range: CommittedRange) => void): () => void {
+    if (this.announcements === null) throw this.unavailable('is not open');
+    return this.announcements.watch(listener);
   }
 
   acquireLease(holder: string, ttl_ms: number, now: Date): Promise<Lease> {

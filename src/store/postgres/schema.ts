@@ -21,7 +21,7 @@ export function assertSchemaName(schema: string): void {
 }
 
 /** The version the code writes and reads. A database at a higher one is refused at open. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /**
  * The group-commit function: one call commits a whole batch in one transaction (one round trip,
@@ -279,8 +279,43 @@ SELECT l.agent_id, l.fencing_token, l.holder, l.acquired_at, COALESCE(a.version,
 FROM ${s}.agent_leases l LEFT JOIN ${s}.agents a ON a.agent_id = l.agent_id;`;
 }
 
-/** `MIGRATIONS[n - 1]` is migration `n`; given the quoted schema name. */
-export const MIGRATIONS: ReadonlyArray<(schema: string) => string> = [initial, cluster, leaseGrants];
+/**
+ * Migration 4: committed events are announced (issue 19: "the global stream on any node carries
+ * every agent's events"). A statement-level trigger on `events` sends, in the committing
+ * transaction, one `NOTIFY` per commit batch on the channel `EVENTS_CHANNEL`: the schema and
+ * the committing connection's `application_name` (which names the store instance) on the first
+ * line, then one `agent_id first_seq last_seq` line per agent, split over several notifications when
+ * longer than 7,000 bytes (PostgreSQL's payload limit is 8,000). PostgreSQL delivers them only on
+ * commit, in commit order. Listeners read the events themselves by sequence.
+ */
+function eventsAnnounced(s: string, schema: string): string {
+  return `
+CREATE FUNCTION ${s}.announce_events() RETURNS trigger LANGUAGE plpgsql AS $fn$
+DECLARE
+  head text := '${schema} ' || COALESCE(current_setting('application_name', true), '');
+  chunk text := '';
+  line text;
+BEGIN
+  FOR line IN SELECT agent_id || ' ' || min(event_seq) || ' ' || max(event_seq) FROM new_events GROUP BY agent_id LOOP
+    IF length(chunk) + length(line) > 7000 THEN
+      PERFORM pg_notify('${EVENTS_CHANNEL}', head || chunk);
+      chunk := '';
+    END IF;
+    chunk := chunk || E'\n' || line;
+  END LOOP;
+  IF chunk <> '' THEN PERFORM pg_notify('${EVENTS_CHANNEL}', head || chunk); END IF;
+  RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER events_announced AFTER INSERT ON ${s}.events REFERENCING NEW TABLE AS new_events
+  FOR EACH STATEMENT EXECUTE FUNCTION ${s}.announce_events();`;
+}
+
+/** The channel every schema's committed events are announced on (migration 4); the payload names the schema. */
+export const EVENTS_CHANNEL = 'holon_events';
+
+/** `MIGRATIONS[n - 1]` is migration `n`; given the quoted schema name and the bare one. */
+export const MIGRATIONS: ReadonlyArray<(s: string, schema: string) => string> = [initial, cluster, leaseGrants, eventsAnnounced];
 
 /** The quoted schema name as it appears in SQL. */
 export function quoted(schema: string): string {

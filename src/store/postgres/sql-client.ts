@@ -20,6 +20,8 @@ export interface PoolOptions {
   max?: number;
   /** Give up connecting after this long (default 10 s). */
   connectTimeoutMs?: number;
+  /** The connections' `application_name` (default `holon-xstate`); announcements of committed events carry it. */
+  applicationName?: string;
 }
 
 /**
@@ -38,7 +40,7 @@ export function openPool(config: ConnectionConfig, options: PoolOptions = {}): S
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     idleTimeoutMillis: 30_000,
     keepAlive: true,
-    application_name: 'holon-xstate',
+    application_name: options.applicationName ?? 'holon-xstate',
   });
   // An idle connection that dies (server restart) must not crash the process: the next query reconnects.
   pool.on('error', () => undefined);
