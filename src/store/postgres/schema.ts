@@ -282,7 +282,7 @@ FROM ${s}.agent_leases l LEFT JOIN ${s}.agents a ON a.agent_id = l.agent_id;`;
 /**
  * Migration 4: committed events are announced (issue 19: "the global stream on any node carries
  * every agent's events"). A statement-level trigger on `events` sends, in the committing
- * transaction, one `NOTIFY` per commit batch on the channel `EVENTS_CHANNEL`: the schema and
+ * transaction, one `NOTIFY` per insert into `events` (one per round of a commit batch, `commit_batch`) on the channel `EVENTS_CHANNEL`: the schema and
  * the committing connection's `application_name` (which names the store instance) on the first
  * line, then one `agent_id first_seq last_seq` line per agent, split over several notifications when
  * longer than 7,000 bytes (PostgreSQL's payload limit is 8,000). PostgreSQL delivers them only on
