@@ -46,17 +46,23 @@ export class SoonBatches<T> {
   private readonly items = new Map<string, T[]>();
   private readonly soon: Soon;
 
+  /**
+   * `retry: false` for work that may have done what cannot be done twice before it failed (a
+   * launch starts processes before its commit): its failure is reported, its items dropped.
+   */
   constructor(
     work: (agentId: string, take: () => T[]) => Promise<unknown>,
     private readonly onError: SoonErrorSink = toStderr,
+    options: { retry?: boolean } = {},
   ) {
+    const retry = options.retry ?? true;
     this.soon = new Soon(async (agentId) => {
       let taken: T[] = [];
       try {
         await work(agentId, () => (taken = this.take(agentId)));
       } catch (error) {
         this.onError(agentId, error);
-        if (taken.length > 0) this.retry(agentId, taken);
+        if (retry && taken.length > 0) this.retry(agentId, taken);
       }
     }, onError);
   }

@@ -50,4 +50,20 @@ describe('SoonBatches', () => {
     expect(batches.flat().sort()).toEqual(['t1', 't2', 't3']);
     expect(batches.flat()).toHaveLength(3);
   });
+
+  it('with retry: false reports the failure and does not run the failed items again', async () => {
+    const errors: unknown[] = [];
+    const runs: string[][] = [];
+    const soon = new SoonBatches<string>(async (_agentId, take) => {
+      runs.push(take());
+      throw new Error('started, then the commit failed');
+    }, (_agentId, error) => errors.push(error), { retry: false });
+    soon.add('a', 't1');
+    await until(() => errors.length > 0);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(runs).toEqual([['t1']]);
+    soon.add('a', 't2');
+    await until(() => runs.length > 1);
+    expect(runs).toEqual([['t1'], ['t2']]);
+  });
 });

@@ -43,9 +43,14 @@ export interface TaskProcessesDeps {
  * batches, and their input, stop and output while they run.
  */
 export class TaskProcesses {
-  /** Tasks whose creation is durable, to launch: one operation per agent launches every task added by then. */
-  private readonly launches = new SoonBatches<string>((agentId, take) => this.launchTasks(agentId, take));
-  /** Commands that ended, to record: one operation per agent records every result added by then. */
+  /**
+   * Tasks whose creation is durable, to launch: one operation per agent launches every task added
+   * by then. Not retried: a launch whose commit failed may have started processes (the recovery
+   * of an in-doubt start decides about them, never a second start); a result recorded later
+   * launches what is still queued.
+   */
+  private readonly launches = new SoonBatches<string>((agentId, take) => this.launchTasks(agentId, take), undefined, { retry: false });
+  /** Commands that ended, to record (retried on failure: recording a result twice changes nothing). */
   private readonly results = new SoonBatches<FinishedCommand>((agentId, take) => this.recordResults(agentId, take));
 
   constructor(private readonly deps: TaskProcessesDeps) {}
