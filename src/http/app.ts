@@ -160,7 +160,7 @@ export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
   registerEventRoutes(app, deps);
   registerTurnRoutes(app, deps, relay);
   registerMachineRoutes(app, deps);
-  registerInspectionRoutes(app, deps, { secrets: options.auth.token === undefined ? [] : [options.auth.token], tickets });
+  registerInspectionRoutes(app, deps, { secrets: options.auth.token === undefined ? [] : [options.auth.token], tickets, nodeId });
   registerInspectorRoutes(app);
   await app.register(async (scope) => callbackRoutes(scope, deps));
 

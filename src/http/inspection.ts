@@ -5,6 +5,7 @@ import { AgentAccepts, type InspectionMessage } from '../domain/index.js';
 import { redactText } from '../runtime/inspection-json.js';
 import { HttpError } from './errors.js';
 import { InspectionTickets } from './inspection-tickets.js';
+import { relaySocket, socketRoute } from './socket-relay.js';
 import { AgentParams, apiErrors, NoQuery } from './schemas.js';
 import type { ShutdownTracker } from './shutdown.js';
 import type { HttpApp, RouteDeps } from './types.js';
@@ -35,6 +36,8 @@ export interface InspectionOptions {
   secrets: readonly string[];
   /** Single-use tickets that open the WebSocket without a bearer header (bearer mode). */
   tickets: InspectionTickets;
+  /** This node's id, named on a WebSocket relayed to the agent's holder (a cluster). */
+  nodeId: () => string;
 }
 
 const INSPECTION_PATH = '/api/agents/:id/inspection';
@@ -163,8 +166,11 @@ async function socketInspection(
 
 export function registerInspectionRoutes(app: HttpApp, { runtime, shutdown }: RouteDeps, options: InspectionOptions): void {
   // Both routes refuse an unknown agent (404) before the stream or the upgrade.
-  const agentExists = async (request: { params: unknown }): Promise<void> => {
-    await runtime.getSummary((request.params as { id: string }).id);
+  // A WebSocket for an agent another node holds is relayed there (`socket-relay.ts`), which checks.
+  const agentExists = async (request: FastifyRequest): Promise<void> => {
+    const agentId = (request.params as { id: string }).id;
+    if (request.headers.upgrade !== undefined && (await socketRoute(runtime, agentId, request)).kind !== 'local') return;
+    await runtime.getSummary(agentId);
   };
 
   // One URL, two transports: a WebSocket upgrade (Stately's receivers), or SSE for a client that
@@ -184,8 +190,20 @@ export function registerInspectionRoutes(app: HttpApp, { runtime, shutdown }: Ro
       querystring: InspectionQuery,
       response: { 200: InspectionStreamResponse, ...apiErrors(404, 406) },
     },
-    wsHandler: (socket, request) =>
-      socketInspection(socket, shutdown, request.log, (listener) => runtime.inspect(request.params.id, listener), options.secrets),
+    wsHandler: (socket, request) => {
+      const agentId = request.params.id;
+      void socketRoute(runtime, agentId, request).then(
+        (where) => {
+          if (where.kind === 'forward') relaySocket(socket, request, { url: where.url, nodeId: options.nodeId(), maxBuffered: MAX_WS_BUFFERED, shutdown, log: request.log });
+          else if (where.kind === 'unavailable') socket.close(1013, `holder ${where.holder} unreachable; retry`.slice(0, 120));
+          else void socketInspection(socket, shutdown, request.log, (listener) => runtime.inspect(agentId, listener), options.secrets);
+        },
+        (error: unknown) => {
+          request.log.warn({ err: error }, 'inspection WebSocket: where the agent is served is unknown');
+          socket.close(1011, 'inspection failed');
+        },
+      );
+    },
     handler: async (request, reply) => {
       if (!reply.sse) throw new HttpError(406, 'not_acceptable', 'open a WebSocket, or accept text/event-stream');
       await streamInspection(reply, shutdown, request.log, (listener) => runtime.inspect(request.params.id, listener), options.secrets);
