@@ -10,12 +10,15 @@ import { progress, runBenchmark } from './lib/harness.js';
 import type { Metric } from './lib/table.js';
 import { MiB, pool, until } from './lib/timing.js';
 import { nodeFigures } from './lib/cluster-nodes.js';
+import { copyHash, copyId, fillWithCopies } from './lib/fill-agents.js';
 
 /**
  * bench:cluster, the skeleton of issue 19's figures (same run, ratios against baselines measured
  * here):
- * 1. sleeping agents created in PostgreSQL through one runtime (`CLUSTER_AGENTS`, default
- *    1,000,000), agents/s, against the same runtime creating `CLUSTER_BASELINE_AGENTS` on lowdb;
+ * 1. sleeping agents created in PostgreSQL through one runtime (`CLUSTER_CREATED_AGENTS`, default
+ *    20,000), agents/s, against the same runtime creating `CLUSTER_BASELINE_AGENTS` on lowdb; then
+ *    the database filled to `CLUSTER_AGENTS` (default 1,000,000) with copies of one of them at SQL
+ *    speed (`lib/fill-agents.ts`), and a capability lookup and a `ListAgents` page timed on it;
  * 2. a `serve --store` node's restart-to-ready time (spawn → listening) and RSS on that database,
  *    against the same on an empty database: what boot costs per sleeping agent;
  * 3. durable prompt and wake throughput through one node, PostgreSQL vs lowdb;
@@ -24,6 +27,9 @@ import { nodeFigures } from './lib/cluster-nodes.js';
  *    forwarded), and the failover time after a SIGKILL of a busy agent's owner.
  */
 const AGENTS = Number(process.env['CLUSTER_AGENTS'] ?? 1_000_000);
+const CREATED = Math.min(AGENTS, Number(process.env['CLUSTER_CREATED_AGENTS'] ?? 20_000));
+const TEMPLATE = 'template-0000';
+const COPY = 'copy-';
 const BASELINE_AGENTS = Number(process.env['CLUSTER_BASELINE_AGENTS'] ?? 2_000);
 const OPS = Number(process.env['CLUSTER_OPS'] ?? 2_000);
 const OPS_AGENTS = 100;
@@ -104,6 +110,41 @@ async function restartToReady(url: string): Promise<{ readyMs: number; rss: numb
   }
 }
 
+/**
+ * On the filled database, through a cluster node that loaded nothing: 20 capability lookups of
+ * copies (the store's trigger-hash index) and 5 `ListAgents` first pages; checks a copy is a
+ * sleeping agent of its own.
+ */
+async function lookupFigures(url: string, total: number): Promise<{ capabilityMs: number[]; listingMs: number[] }> {
+  const store = new PostgresStore({ url });
+  const runtime = await Runtime.open({ store, nodeId: 'bench-lookups' });
+  try {
+    const copies = total - CREATED - OPS_AGENTS - 1;
+    const capabilityMs: number[] = [];
+    for (let k = 1; k <= Math.min(20, copies); k++) {
+      const i = Math.max(1, Math.floor((k * copies) / 20));
+      const started = performance.now();
+      const found = await store.agentForTriggerHash(copyHash(COPY, i));
+      capabilityMs.push(performance.now() - started);
+      if (found !== copyId(COPY, i)) throw new Error(`copy ${i}'s hash found ${String(found)}`);
+    }
+    if (copies > 0) {
+      const summary = await runtime.getSummary(copyId(COPY, 1));
+      if (summary.identity.agent_id !== copyId(COPY, 1) || summary.agent.status !== 'asleep') throw new Error(`copy 1 is not a sleeping agent of its own: ${JSON.stringify(summary.agent)}`);
+    }
+    const listingMs: number[] = [];
+    for (let k = 0; k < 5; k++) {
+      const started = performance.now();
+      const page = await runtime.listAgents({ limit: 50 });
+      listingMs.push(performance.now() - started);
+      if (page.items.length !== Math.min(50, total)) throw new Error(`a listing page of ${page.items.length}`);
+    }
+    return { capabilityMs, listingMs };
+  } finally {
+    await runtime.close();
+  }
+}
+
 runBenchmark('cluster', 6 * 3600_000, async () => {
   const cluster = await startThrowawayCluster();
   try {
@@ -119,29 +160,45 @@ runBenchmark('cluster', 6 * 3600_000, async () => {
     lowdbDir.remove();
 
     const pgRuntime = await Runtime.open({ store: new PostgresStore({ url: fullUrl }), nodeId: 'bench-pg' });
-    const pgCreate = await createRate(pgRuntime, AGENTS, 'postgres');
+    await pgRuntime.createAgent({ agent_id: TEMPLATE, mission: 'benchmark' });
+    const pgCreate = await createRate(pgRuntime, CREATED, 'postgres');
     const pgOps = await throughput(pgRuntime);
     await pgRuntime.close();
 
+    const admin = new pg.Client({ host: cluster.socketDir, port: cluster.tcpPort, user: cluster.user, database: 'bench_full' });
+    await admin.connect();
+    let total: number;
+    let fillRate = 0;
+    try {
+      const present = async () => Number((await admin.query('SELECT count(*) AS n FROM holon.agents')).rows[0]?.n);
+      const copies = Math.max(0, AGENTS - (await present()));
+      if (copies > 0) fillRate = await fillWithCopies(admin, 'holon', TEMPLATE, COPY, copies);
+      total = await present();
+    } finally {
+      await admin.end();
+    }
+    const lookups = await lookupFigures(fullUrl, total);
     const full = await restartToReady(fullUrl);
     const nodes = await nodeFigures(await database(cluster, 'bench_one_node'), await database(cluster, 'bench_three_nodes'), NODE_SECONDS, NODE_LEASE_TTL_MS);
     const ratio = (value: number, base: number): number => value / base;
     const ge = (name: string, value: number, bound: number): Metric => ({ name, unit: '×', samples: [value], target: `≥ ${bound}`, met: value >= bound });
-    const total = AGENTS + OPS_AGENTS;
     const metrics: Metric[] = [
-      { name: `create sleeping agents, PostgreSQL (${AGENTS})`, unit: 'agents/s', samples: [pgCreate] },
+      { name: `create sleeping agents, PostgreSQL (${CREATED})`, unit: 'agents/s', samples: [pgCreate] },
       { name: `create sleeping agents, lowdb (${BASELINE_AGENTS}, baseline)`, unit: 'agents/s', samples: [lowdbCreate] },
       { name: '  ratio PostgreSQL / lowdb', unit: '×', samples: [ratio(pgCreate, lowdbCreate)] },
+      { name: `fill to ${total} agents with copies (SQL, not the runtime)`, unit: 'agents/s', samples: [fillRate] },
+      { name: `capability lookup of an unloaded agent, ${total} agents`, unit: 'ms', samples: lookups.capabilityMs },
+      { name: `ListAgents first page (50), ${total} agents`, unit: 'ms', samples: lookups.listingMs },
       { name: 'durable prompt, one node, PostgreSQL', unit: 'ops/s', samples: [pgOps.prompt] },
       { name: 'durable prompt, one node, lowdb (baseline)', unit: 'ops/s', samples: [lowdbOps.prompt] },
       ge('  ratio PostgreSQL / lowdb', ratio(pgOps.prompt, lowdbOps.prompt), 0.5),
       { name: 'durable wake, one node, PostgreSQL', unit: 'ops/s', samples: [pgOps.wake] },
       { name: 'durable wake, one node, lowdb (baseline)', unit: 'ops/s', samples: [lowdbOps.wake] },
       ge('  ratio PostgreSQL / lowdb', ratio(pgOps.wake, lowdbOps.wake), 0.5),
-      { name: `serve restart to ready, ${total} agents`, unit: 'ms', samples: [full.readyMs], ...(AGENTS >= 1_000_000 ? { target: '≤ 5000', met: full.readyMs <= 5000 } : {}) },
+      { name: `serve restart to ready, ${total} agents`, unit: 'ms', samples: [full.readyMs], ...(total >= 1_000_000 ? { target: '≤ 5000', met: full.readyMs <= 5000 } : {}) },
       { name: 'serve restart to ready, empty database (baseline)', unit: 'ms', samples: [empty.readyMs] },
       { name: '  ratio', unit: '×', samples: [ratio(full.readyMs, empty.readyMs)] },
-      { name: `serve RSS when ready, ${total} agents`, unit: 'MiB', samples: [full.rss / MiB], ...(AGENTS >= 1_000_000 ? { target: '≤ 1024', met: full.rss / MiB <= 1024 } : {}) },
+      { name: `serve RSS when ready, ${total} agents`, unit: 'MiB', samples: [full.rss / MiB], ...(total >= 1_000_000 ? { target: '≤ 1024', met: full.rss / MiB <= 1024 } : {}) },
       { name: 'serve RSS when ready, empty database (baseline)', unit: 'MiB', samples: [empty.rss / MiB] },
       { name: '  ratio', unit: '×', samples: [ratio(full.rss, empty.rss)] },
       { name: 'HTTP prompt, three nodes, to the holder', unit: 'ops/s', samples: [nodes.three.prompt] },
@@ -159,7 +216,8 @@ runBenchmark('cluster', 6 * 3600_000, async () => {
     return {
       metrics,
       notes: [
-        `boot cost per sleeping agent: ${((full.readyMs - empty.readyMs) / total).toFixed(4)} ms and ${((full.rss - empty.rss) / total).toFixed(0)} B of RSS (a cluster node reads the roster entries at boot, no document, no alarm; targets at 1,000,000: ready <= 5 s, RSS <= 1 GiB)`,
+        `boot cost per sleeping agent: ${((full.readyMs - empty.readyMs) / total).toFixed(4)} ms and ${((full.rss - empty.rss) / total).toFixed(0)} B of RSS (a cluster node reads nothing per agent at boot; targets at 1,000,000: ready <= 5 s, RSS <= 1 GiB)`,
+        `${CREATED} agents created through the runtime, then copies of ${TEMPLATE} inserted by SQL up to ${total}`,
         `three nodes vs one: ${NODE_SECONDS} s per load, 48 connections in all, 90 agents; on this two-core machine the three nodes share the cores with the load generators`,
       ],
     };

@@ -115,7 +115,7 @@ export class Runtime implements RuntimeApi {
     this.lease = new LeaseKeeper(store, nodeId, options.leaseTtlMs, clock);
     // Read when used: the parts are built below.
     const parts = () => ({ cells: this.cells, alarms: this.alarms, turns: this.turns, processes: this.processes, shards: this.shards, roster: this.roster });
-    const placement = (this.placement = placementFor({ store, nodeId, ttlMs: options.leaseTtlMs, clock, lease: this.lease, roster: this.roster, parts, refreshRoster: () => this.recovery.indexRoster() }));
+    const placement = (this.placement = placementFor({ store, nodeId, ttlMs: options.leaseTtlMs, clock, lease: this.lease, roster: this.roster, parts }));
     const cluster = placement.cluster;
     this.alarms = new TimerAlarms((agentId, timerId, dueAt) => void this.records.fireTimer(agentId, timerId, dueAt).catch(() => undefined), now);
     this.dueAgents = new TimerAlarms((agentId) => void this.cells.load(agentId).catch(() => undefined), now);
@@ -171,7 +171,7 @@ export class Runtime implements RuntimeApi {
     this.turns = new Turns({ cells: this.cells, runner, offers: this.offers, turnLeaseMs: options.turnLeaseMs, turnMaxMessages: options.turnMaxMessages, subscribe: (agentId, listener) => this.bus.subscribe(agentId, listener), timers: this.timers, invocations, launch: (agentId, taskId) => this.taskProcesses.launchAfterCommit(agentId, taskId) });
     this.lifecycle = new Lifecycle({ options, stamp: this.stamp, timers: this.timers, processes: this.processes, turns: this.turns });
     this.scheduler = new Scheduler(this.cells, this.lifecycle, this.turns, () => !this.lease.isLost);
-    this.ingress = new Ingress(this.cells, this.roster, new InboxBounds({ maxMessages: options.inboxMaxMessages, maxBytes: options.inboxMaxBytes, maxInFlight: options.ingressMaxInFlight }));
+    this.ingress = new Ingress(this.cells, (token) => placement.callbackAgent(token), new InboxBounds({ maxMessages: options.inboxMaxMessages, maxBytes: options.inboxMaxBytes, maxInFlight: options.ingressMaxInFlight }));
     const writable = () => placement.writable();
     this.keys = new CreateKeys(store, writable, placement.keyLease);
     this.creation = new AgentCreation(this.cells, this.keys, this.lifecycle, clock, writable);
@@ -195,7 +195,7 @@ export class Runtime implements RuntimeApi {
     const runtime = new Runtime(store, options.clock ?? systemClock, options.runner ?? new ScriptedRunner(), resolved, options.nodeId ?? `node-${process.pid}`);
     await store.open();
     const recovery = runtime.recovery;
-    await runtime.placement.boot({ indexRoster: () => recovery.indexRoster(), recoverAll: () => recovery.recoverAll(), leaseWaitMs: resolved.leaseWaitMs, onLeaseWait: options.onLeaseWait, advertiseUrl: options.advertiseUrl });
+    await runtime.placement.boot({ recoverAll: () => recovery.recoverAll(), leaseWaitMs: resolved.leaseWaitMs, onLeaseWait: options.onLeaseWait, advertiseUrl: options.advertiseUrl });
     return runtime;
   }
 
@@ -245,10 +245,10 @@ export class Runtime implements RuntimeApi {
     return this.creation.create(request, options);
   }
 
-  /** Served from the roster: listing loads no document. */
+  /** Served from roster entries (resident, or a cluster node's store): listing loads no document. */
   async listAgents(query: AgentListQuery): Promise<Page<AgentListEntry>> {
     const q = AgentListQuery.parse(query);
-    return this.roster.listing(q.cursor, q.limit, { q: q.q, status: q.status });
+    return this.placement.listAgents(q.cursor, q.limit, { q: q.q, status: q.status });
   }
 
   async getSummary(agentId: string): Promise<AgentSummary> {

@@ -20,6 +20,8 @@ export type {
   NodeRecord,
   RenewedAgentLeases,
   RosterEntry,
+  RosterPage,
+  RosterQuery,
   NewEvent,
   Store,
   StoredAgent,

@@ -92,6 +92,24 @@ export interface RosterEntry {
   roster: unknown;
 }
 
+/** A page of roster entries (`listRosterPage`), in id order. */
+export interface RosterQuery {
+  /** Entries of ids strictly after this one (the previous page's last id); from the first without it. */
+  after?: string | undefined;
+  /** At most this many entries (1 or more). */
+  limit: number;
+  /** Only ids containing this, in any case. */
+  id_contains?: string | undefined;
+  /** Only entries whose JSON text contains this: a prefilter, the caller checks the parsed entry. */
+  roster_contains?: string | undefined;
+}
+
+export interface RosterPage {
+  entries: RosterEntry[];
+  /** More entries match after the last one given. */
+  more: boolean;
+}
+
 export interface NewEvent {
   type: EventType;
   payload: Record<string, unknown>;
@@ -244,6 +262,13 @@ export interface Store {
   listAgentIds(): Promise<string[]>;
   /** Every agent's latest roster entry (agents whose commits never carried one: `roster: null`), sorted by id. */
   listRoster(): Promise<RosterEntry[]>;
+  /** One page of the roster, optionally filtered (a cluster node's `ListAgents`: nothing resident). */
+  listRosterPage(query: RosterQuery): Promise<RosterPage>;
+  /**
+   * The agent whose latest roster entry lists `hash` in its `trigger_hashes` (the one key of a
+   * roster entry a store reads: a capability URL finds its agent without a resident index), or `null`.
+   */
+  agentForTriggerHash(hash: string): Promise<string | null>;
   loadAgent(agent_id: string): Promise<StoredAgent | null>;
   /**
    * Releases what the store holds open for the agent (the lowdb store: its event segments'

@@ -53,5 +53,32 @@ if (db === null) {
       await sleep(TTL_MS * 5);
       expect((await b.prompt('leased', { text: 'b, five lease times later' })).message_id).toMatch(/./);
     });
+
+    it('boots reading no roster entry; lists and finds capabilities of agents it never loaded from the database', async () => {
+      const writer = await open('rt-writer');
+      const created = await writer.createAgent({ agent_id: 'unread-1' });
+      await writer.createAgent({ agent_id: 'unread-2' });
+      const store = new PostgresStore({ url: db.url });
+      let rosterReads = 0;
+      const listRoster = store.listRoster.bind(store);
+      store.listRoster = () => ((rosterReads += 1), listRoster());
+      const reader = await Runtime.open({ store, dataDir: await tempDir('holon-cluster-rt-'), nodeId: 'rt-reader', leaseTtlMs: TTL_MS });
+      opened.push(reader);
+      expect(rosterReads).toBe(0);
+      const page = await reader.listAgents({ q: 'unread-', limit: 1 });
+      expect(page.items.map((i) => i.agent_id)).toEqual(['unread-1']);
+      expect(page.next_cursor).toBe('unread-1');
+      const rest = await reader.listAgents({ q: 'unread-', limit: 5, cursor: 'unread-1' });
+      expect(rest).toEqual({ items: [expect.objectContaining({ agent_id: 'unread-2' })], next_cursor: null });
+      // The writer holds both: the reader neither loaded nor leased them to answer.
+      expect((await reader.readiness()).node?.agent_leases_held).toBe(0);
+      const token = created.external_trigger.token;
+      expect(await reader.callbackAgent(token)).toBe('unread-1');
+      expect(await reader.callbackAgent(`${token}x`)).toBeNull();
+      // A status filter is exact on the parsed entry, here as on the writer.
+      const status = (await writer.getSummary('unread-1')).agent.status;
+      expect((await reader.listAgents({ q: 'unread-', status, limit: 5 })).items.map((i) => i.agent_id)).toEqual((await writer.listAgents({ q: 'unread-', status, limit: 5 })).items.map((i) => i.agent_id));
+      expect(rosterReads).toBe(0);
+    });
   });
 }

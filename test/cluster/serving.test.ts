@@ -54,8 +54,12 @@ if (probe === null) {
       const a2 = client(n2.url);
       const created = await a1.post<{ external_trigger: { trigger_url: string } }>('/api/control/agents', { agent_id: 'fw-1' });
       expect(created.status, created.text).toBe(201);
-      // The capability URL through node 2, which never saw the token: it reads the roster again,
-      // finds the agent, and forwards the raw body to node 1.
+      // Listed through node 2 at once, from the database (a node keeps no roster of agents it does not run).
+      const listed = await a2.get<{ items: Array<{ agent_id: string; status: string }>; next_cursor: string | null }>('/api/agents/list?q=FW-');
+      expect(listed.status, listed.text).toBe(200);
+      expect(listed.body).toEqual({ items: [expect.objectContaining({ agent_id: 'fw-1', status: expect.any(String) })], next_cursor: null });
+      // The capability URL through node 2, which never saw the token: the database's index of
+      // trigger hashes finds the agent, and node 2 forwards the raw body to node 1.
       const capability = new URL(created.body.external_trigger.trigger_url).pathname;
       const woken = await call<{ agent_id: string; disposition: string }>(n2.url, 'POST', capability, { raw: 'ping from outside', headers: { 'content-type': 'text/plain' } });
       expect(woken.status, woken.text).toBe(200);

@@ -4,6 +4,7 @@ import type { ErrorCode } from '../../src/domain/index.js';
 import type { Commit, Lease, NewEvent, Store } from '../../src/store/index.js';
 import { agentLeaseContract, type AgentLeaseMode } from './agent-lease-contract.js';
 import { clusterContract } from './cluster-contract.js';
+import { rosterQueryContract } from './roster-query-contract.js';
 
 export const T0 = new Date('2030-01-01T00:00:00.000Z');
 export const TTL_MS = 60_000;
@@ -65,6 +66,7 @@ export function storeContract(name: string, makeStore: () => Promise<Store>, age
     const leaseContext = { store: () => store, lease: () => lease, ttl: TTL_MS, rejection, at };
     agentLeaseContract(agentLeases, leaseContext);
     clusterContract(agentLeases, leaseContext);
+    rosterQueryContract(leaseContext);
 
     describe('agents', () => {
       it('creates, loads and commits an agent round trip', async () => {

@@ -13,11 +13,10 @@ import { factsOf } from '../agent/facts.js';
 import { admitMessage, pendingCount, type NewMessage } from '../agent/messages.js';
 import type { Tx } from '../agent/tx.js';
 import type { CallbackBody, MutationOptions } from '../api.js';
-import { hashToken, tokenMatches } from '../capability.js';
+import { tokenMatches } from '../capability.js';
 import { newId } from '../clock.js';
 import type { AgentCells, MutateOptions } from '../host/cells.js';
 import { bodyBytes, type InboxBounds } from '../host/inbox-bounds.js';
-import type { ResidentRoster } from '../host/resident-roster.js';
 import { recordDecision } from '../records/decisions.js';
 import { callbackText, recordDelivery, type Delivery } from '../records/triggers.js';
 
@@ -51,7 +50,8 @@ export function emitWakeTick(tx: Tx, reason: string, source: string | null, crea
 export class Ingress {
   constructor(
     private readonly cells: Pick<AgentCells, 'mutateCell' | 'cell' | 'doc' | 'load'>,
-    private readonly roster: Pick<ResidentRoster, 'agentForTokenHash'>,
+    /** The agent a capability token belongs to, unloaded (`Placement.callbackAgent`). */
+    private readonly agentOfToken: (token: string) => Promise<string | null>,
     private readonly bounds: InboxBounds,
   ) {}
 
@@ -150,9 +150,9 @@ export class Ingress {
     }
   }
 
-  /** The roster indexes every agent's active token hashes, so a capability finds its agent unloaded. */
+  /** The token's agent is found unloaded (by its hash), then its stored hash is compared. */
   private async findTrigger(token: string): Promise<{ agentId: string; trigger: ExternalTriggerRecord } | null> {
-    const agentId = this.roster.agentForTokenHash(hashToken(token));
+    const agentId = await this.agentOfToken(token);
     const cell = agentId ? await this.cells.load(agentId) : null;
     // The map lookup narrows; the stored hash is still compared in constant time.
     const trigger = cell?.doc.triggers.find((t) => tokenMatches(token, t.token_hash));

@@ -76,17 +76,6 @@ export class Recovery {
   }
 
   /**
-   * A cluster node's boot: the roster entries only (listing, the capability URL lookup); no
-   * document is loaded and no alarm armed: an agent comes to a node by a request or a claim.
-   */
-  async indexRoster(): Promise<void> {
-    for (const { agent_id: agentId, roster } of await this.deps.store.listRoster()) {
-      const entry = AgentRoster.safeParse(roster);
-      if (entry.success) this.deps.roster.set(agentId, entry.data);
-    }
-  }
-
-  /**
    * A cluster node loaded an agent under a lease it just took (a request, or `claimDueAgents`
    * after its holder died or stalled): what the last holder left open is recovered exactly as a
    * restart does (`recoverAgent`: a command in doubt becomes interrupted, never run again; a run

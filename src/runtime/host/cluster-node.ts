@@ -1,6 +1,6 @@
 import { DomainError } from '../../domain/index.js';
 import type { CommitFence, Store } from '../../store/store.js';
-import { needsRecovery, rosterOf } from '../agent/roster.js';
+import { compactHash, needsRecovery, rosterOf } from '../agent/roster.js';
 import type { AgentRoute } from '../api.js';
 import { hashToken } from '../capability.js';
 import type { Clock } from '../clock.js';
@@ -20,7 +20,7 @@ export interface ClusterParts {
   turns: { abortRun(runId: string): void };
   processes: Pick<CommandProcesses, 'abandonAgent'>;
   shards: Pick<ShardPool, 'forget'>;
-  roster: Pick<ResidentRoster, 'agentForTokenHash'>;
+  roster: Pick<ResidentRoster, 'agentForTokenHash' | 'forget'>;
 }
 
 export interface ClusterNodeOptions {
@@ -30,13 +30,8 @@ export interface ClusterNodeOptions {
   clock: Clock;
   /** The runtime's parts, read when first needed (they are built after this node). */
   parts(): ClusterParts;
-  /** The roster entries again from the store (another node's commits), for a capability URL this node does not know. */
-  refreshRoster(): Promise<void>;
   onClaimError?(error: unknown): void;
 }
-
-/** How often at most a capability URL this node does not know makes it read the roster again. */
-const ROSTER_REFRESH_MS = 1_000;
 
 /**
  * One node of a cluster on PostgreSQL (`store.kind === 'postgres'`, docs/cluster-design.md): no
@@ -47,7 +42,6 @@ const ROSTER_REFRESH_MS = 1_000;
 export class ClusterNode {
   readonly leases: AgentLeases;
   private readonly claims: ClaimLoop;
-  private rosterRead: { at: number; done: Promise<void> } | null = null;
 
   constructor(private readonly options: ClusterNodeOptions) {
     this.leases = new AgentLeases({ store: options.store, nodeId: options.nodeId, ttlMs: options.ttlMs, onLost: (agentId) => this.lost(agentId) });
@@ -98,22 +92,13 @@ export class ClusterNode {
     return where.advertise_url === null ? { kind: 'unavailable', holder: where.holder } : { kind: 'forward', holder: where.holder, url: where.advertise_url };
   }
 
-  /** Reads the roster entries again, at most once a second (a capability URL minted through another node). */
-  refreshRoster(): Promise<void> {
-    const now = Date.now();
-    if (this.rosterRead && now - this.rosterRead.at < ROSTER_REFRESH_MS) return this.rosterRead.done;
-    const done = this.options.refreshRoster().catch(() => undefined);
-    this.rosterRead = { at: now, done };
-    return done;
-  }
-
   /**
    * Seed 002 acceptance #2, per agent: another node holds the agent's lease now (a renewal
    * reported it, a commit was fenced, or its time ran out unrenewed): its alarms, its run and its
    * command processes stop at once, and its cell goes. Its commits are refused by the database anyway.
    */
   lost(agentId: string): void {
-    const { cells, alarms, turns, processes, shards } = this.options.parts();
+    const { cells, alarms, turns, processes, shards, roster } = this.options.parts();
     const runId = cells.get(agentId)?.head.state.current_run_id;
     this.leases.forget(agentId);
     alarms.disarmAgent(agentId);
@@ -121,6 +106,7 @@ export class ClusterNode {
     processes.abandonAgent(agentId);
     cells.drop(agentId);
     shards.forget(agentId);
+    roster.forget(agentId);
   }
 
   /** What `TaskProcesses` asks before it starts a command: the agent's lease, not the store's. */
@@ -132,13 +118,15 @@ export class ClusterNode {
     },
   };
 
-  /** The agent of a capability token; a token this node does not know makes it read the roster again (at most once a second). */
+  /**
+   * The agent of a capability token: one this node runs from its resident entries, any other from
+   * the store's index of the latest committed entries (whichever node committed them).
+   */
   async callbackAgent(token: string): Promise<string | null> {
-    const { roster } = this.options.parts();
-    const known = roster.agentForTokenHash(hashToken(token));
-    if (known !== undefined) return known;
-    await this.refreshRoster();
-    return roster.agentForTokenHash(hashToken(token)) ?? null;
+    const hash = hashToken(token);
+    const known = this.options.parts().roster.agentForTokenHash(hash);
+    if (known !== undefined && this.leases.holds(known)) return known;
+    return this.options.store.agentForTriggerHash(compactHash(hash));
   }
 
   /**

@@ -1,20 +1,20 @@
+import type { AgentListEntry } from '../../domain/index.js';
 import type { CommitFence, Store } from '../../store/store.js';
 import { rosterOf } from '../agent/roster.js';
-import type { AgentRoute } from '../api.js';
+import type { AgentRoute, Page } from '../api.js';
 import { hashToken } from '../capability.js';
 import type { Clock } from '../clock.js';
 import type { AgentCell } from '../agent/agent-cell.js';
 import { ClusterNode, type ClusterParts } from './cluster-node.js';
 import type { LeaseKeeper } from './lease-keeper.js';
-import type { ResidentRoster } from './resident-roster.js';
+import type { ResidentRoster, RosterFilter } from './resident-roster.js';
+import { listingFromStore } from './store-listing.js';
 
 type CommandLease = Pick<LeaseKeeper, 'isLost' | 'stillHeld' | 'markLost'>;
 
 /** What a boot does, given by the runtime (its recovery is a flow). */
 export interface PlacementBoot {
-  /** The roster entries only (a cluster node loads nothing at boot: agents come by requests and claims). */
-  indexRoster(): Promise<void>;
-  /** Every agent recovered (the store lease's holder runs them all). */
+  /** Every agent recovered (the store lease's holder runs them all; a cluster node loads nothing at boot). */
   recoverAll(): Promise<void>;
   leaseWaitMs: number;
   onLeaseWait?: ((wait: { wait_ms: number; reason: string }) => void) | undefined;
@@ -54,6 +54,8 @@ export interface Placement {
   route(agentId: string, closing: boolean): Promise<AgentRoute>;
   /** The agent a capability token belongs to. */
   callbackAgent(token: string): Promise<string | null>;
+  /** `ListAgents`: from the resident roster, or (a cluster node) from the store. */
+  listAgents(after: string | undefined, limit: number, filter: RosterFilter): Promise<Page<AgentListEntry>>;
   /** The advertised addresses of the other live nodes (none with the store lease). */
   peers(): Promise<string[]>;
   /** After `store.open()`: the store lease taken (the store closed if it cannot be) and every agent recovered, or the cluster node started. */
@@ -68,10 +70,9 @@ export interface PlacementOptions {
   ttlMs: number;
   clock: Clock;
   lease: LeaseKeeper;
-  roster: Pick<ResidentRoster, 'agentForTokenHash'>;
+  roster: Pick<ResidentRoster, 'agentForTokenHash' | 'listing' | 'forget'>;
   /** The runtime's parts, read when first needed (they are built after this). */
   parts(): ClusterParts;
-  refreshRoster(): Promise<void>;
 }
 
 /** A cluster node when the store is PostgreSQL, else the store lease. */
@@ -94,6 +95,7 @@ function storeLeasePlacement(lease: LeaseKeeper, roster: PlacementOptions['roste
     mayFire: () => !lease.isLost,
     route: async () => ({ kind: 'local' }),
     callbackAgent: async (token) => roster.agentForTokenHash(hashToken(token)) ?? null,
+    listAgents: async (after, limit, filter) => roster.listing(after, limit, filter),
     peers: async () => [],
     boot: async (boot) => {
       try {
@@ -109,8 +111,8 @@ function storeLeasePlacement(lease: LeaseKeeper, roster: PlacementOptions['roste
 }
 
 function clusterPlacement(options: PlacementOptions): Placement {
-  const { store, nodeId, ttlMs, clock, parts, refreshRoster } = options;
-  const cluster = new ClusterNode({ store, nodeId, ttlMs, clock, parts, refreshRoster });
+  const { store, nodeId, ttlMs, clock, parts, roster } = options;
+  const cluster = new ClusterNode({ store, nodeId, ttlMs, clock, parts });
   return {
     cluster,
     token: (agentId) => cluster.leases.token(agentId),
@@ -124,14 +126,15 @@ function clusterPlacement(options: PlacementOptions): Placement {
     retired: (cell) => {
       // Passivated: no lease; `claimDueAgents` brings it back at its next timer, a request earlier.
       parts().alarms.disarmAgent(cell.id);
+      roster.forget(cell.id);
       void cluster.leases.release(cell.id, rosterOf(cell.doc).next_timer_at ?? null);
     },
     mayFire: (agentId) => cluster.leases.holds(agentId),
     route: (agentId, closing) => (closing ? Promise.resolve({ kind: 'local' }) : cluster.route(agentId)),
     callbackAgent: (token) => cluster.callbackAgent(token),
+    listAgents: (after, limit, filter) => listingFromStore(store, after, limit, filter),
     peers: async () => (await store.listLiveNodes()).filter((n) => n.node_id !== nodeId).map((n) => n.advertise_url),
     boot: async (boot) => {
-      await boot.indexRoster();
       cluster.start();
       if (boot.advertiseUrl !== undefined) await cluster.register(boot.advertiseUrl);
     },

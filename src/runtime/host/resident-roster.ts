@@ -43,6 +43,19 @@ export class ResidentRoster {
     else this.strandedAgents.delete(agentId);
   }
 
+  /** Drops the agent's entry and its token hashes (a cluster node keeps only the agents it runs). */
+  forget(agentId: string): void {
+    const entry = this.get(agentId);
+    if (entry === undefined) return;
+    for (const hash of entry.trigger_hashes) {
+      if (this.byTokenHash.get(hash) === agentId) this.byTokenHash.delete(hash);
+    }
+    this.entries.delete(agentId);
+    this.strandedAgents.delete(agentId);
+    this.sorted = null;
+    this.lowered = null;
+  }
+
   /** Every agent with stranded waits, and those waits. */
   stranded(): Array<{ agent_id: string; waits: NonNullable<AgentRoster['stranded']> }> {
     return [...this.strandedAgents].sort().map((agentId) => ({ agent_id: agentId, waits: this.get(agentId)?.stranded ?? [] }));

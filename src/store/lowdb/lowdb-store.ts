@@ -5,6 +5,7 @@ import { assertAgentId, commitFence } from '../shared/commit-rules.js';
 import { acquireEmbeddedAgentLease, embeddedAgentLeaseState, renewEmbeddedAgentLeases } from '../shared/embedded-agent-leases.js';
 import { assertClaim, assertWakeAt, locationOf, MemoryNodeRegistry } from '../shared/node-rules.js';
 import { pageSeqs } from '../shared/event-page.js';
+import { agentListingHash, rosterPageOf } from '../shared/roster-query.js';
 import type {
   AgentLease,
   AgentLeaseState,
@@ -18,6 +19,8 @@ import type {
   Lease,
   RenewedAgentLeases,
   RosterEntry,
+  RosterPage,
+  RosterQuery,
   Store,
   StoredAgent,
 } from '../store.js';
@@ -280,6 +283,18 @@ export class LowdbStore implements Store {
         roster: entry?.rosterJson === undefined ? null : (JSON.parse(entry.rosterJson) as unknown),
       };
     });
+  }
+
+  /** From the roster index, as `listRoster`. */
+  async listRosterPage(query: RosterQuery): Promise<RosterPage> {
+    this.assertOpen();
+    return rosterPageOf(this.index.ids(), (id) => this.index.get(id), query);
+  }
+
+  /** A scan of the roster index (the runtime on this store keeps its own token index). */
+  async agentForTriggerHash(hash: string): Promise<string | null> {
+    this.assertOpen();
+    return agentListingHash(this.index.ids(), (id) => this.index.get(id), hash);
   }
 
   /** Closes the agent's idle segment files (its uncheckpointed commits stay until the next checkpoint). */

@@ -4,6 +4,7 @@ import { assertAgentId, assertExpectedVersion, commitFence, eventId } from '../s
 import { acquireEmbeddedAgentLease, embeddedAgentLeaseState, renewEmbeddedAgentLeases } from '../shared/embedded-agent-leases.js';
 import { assertClaim, assertWakeAt, locationOf, MemoryNodeRegistry } from '../shared/node-rules.js';
 import { pageSeqs } from '../shared/event-page.js';
+import { agentListingHash, rosterPageOf, type HeldRoster } from '../shared/roster-query.js';
 import { assertFence, decideAcquire, decideRelease, decideRenew } from '../shared/lease-rules.js';
 import type {
   AgentLease,
@@ -18,6 +19,8 @@ import type {
   Lease,
   RenewedAgentLeases,
   RosterEntry,
+  RosterPage,
+  RosterQuery,
   Store,
   StoredAgent,
 } from '../store.js';
@@ -147,6 +150,25 @@ export class MemoryStore implements Store {
     return [...this.agents.entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([agent_id, agent]) => ({ agent_id, version: agent.version, roster: cloneJson(agent.roster) }));
+  }
+
+  async listRosterPage(query: RosterQuery): Promise<RosterPage> {
+    this.assertOpen();
+    return rosterPageOf(this.sortedIds(), (id) => this.heldRoster(id), query);
+  }
+
+  async agentForTriggerHash(hash: string): Promise<string | null> {
+    this.assertOpen();
+    return agentListingHash(this.sortedIds(), (id) => this.heldRoster(id), hash);
+  }
+
+  private sortedIds(): string[] {
+    return [...this.agents.keys()].sort();
+  }
+
+  private heldRoster(agent_id: string): HeldRoster | undefined {
+    const agent = this.agents.get(agent_id);
+    return agent && { version: agent.version, rosterJson: agent.roster === null ? undefined : JSON.stringify(agent.roster) };
   }
 
   /** Memory is this store's storage: nothing to drop. */

@@ -4,6 +4,7 @@ import type { AgentEvent, EventType } from '../../domain/index.js';
 import { assertAgentId, commitFence, eventId } from '../shared/commit-rules.js';
 import { assertFence } from '../shared/lease-rules.js';
 import { locationOf } from '../shared/node-rules.js';
+import { assertRosterQuery } from '../shared/roster-query.js';
 import { toJson } from '../shared/to-json.js';
 import { EventAnnouncements } from './event-announcements.js';
 import type {
@@ -20,6 +21,8 @@ import type {
   NodeRecord,
   RenewedAgentLeases,
   RosterEntry,
+  RosterPage,
+  RosterQuery,
   Store,
   StoredAgent,
 } from '../store.js';
@@ -184,11 +187,29 @@ export class PostgresStore implements Store {
   /** Reads the small rows only: documents live out of line (TOAST) and are never fetched here. */
   async listRoster(): Promise<RosterEntry[]> {
     const rows = await this.query('listing the roster', `SELECT agent_id, version, roster FROM ${this.s}.agents ORDER BY agent_id`);
-    return rows.map((row) => ({
-      agent_id: String(row['agent_id']),
-      version: Number(row['version']),
-      roster: row['roster'] === null ? null : (JSON.parse(String(row['roster'])) as unknown),
-    }));
+    return rows.map(rosterEntryOf);
+  }
+
+  /** The primary key's order from the cursor; the filters are substring tests the server runs. */
+  async listRosterPage(query: RosterQuery): Promise<RosterPage> {
+    assertRosterQuery(query);
+    const rows = await this.query(
+      'listing a roster page',
+      `SELECT agent_id, version, roster FROM ${this.s}.agents
+       WHERE ($1::text IS NULL OR agent_id > $1)
+         AND ($2::text IS NULL OR strpos(lower(agent_id), $2) > 0)
+         AND ($3::text IS NULL OR strpos(roster, $3) > 0)
+       ORDER BY agent_id LIMIT $4`,
+      [query.after ?? null, query.id_contains?.toLowerCase() ?? null, query.roster_contains ?? null, query.limit + 1],
+    );
+    return { entries: rows.slice(0, query.limit).map(rosterEntryOf), more: rows.length > query.limit };
+  }
+
+  /** An index lookup (migration 5); no ORDER BY/LIMIT in SQL, which would make the planner walk the primary key instead. */
+  async agentForTriggerHash(hash: string): Promise<string | null> {
+    const rows = await this.query('finding a capability\'s agent', `SELECT agent_id FROM ${this.s}.agents WHERE ${this.s}.roster_trigger_hashes(roster) @> ARRAY[$1::text]`, [hash]);
+    const ids = rows.map((row) => String(row['agent_id'])).sort();
+    return ids[0] ?? null;
   }
 
   async loadAgent(agent_id: string): Promise<StoredAgent | null> {
@@ -369,4 +390,8 @@ export class PostgresStore implements Store {
   private unavailable(why: string): DomainError {
     return new DomainError('store_unavailable', `store ${this.location} ${why}`);
   }
+}
+
+function rosterEntryOf(row: Record<string, unknown>): RosterEntry {
+  return { agent_id: String(row['agent_id']), version: Number(row['version']), roster: row['roster'] === null ? null : (JSON.parse(String(row['roster'])) as unknown) };
 }

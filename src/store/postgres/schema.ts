@@ -21,7 +21,7 @@ export function assertSchemaName(schema: string): void {
 }
 
 /** The version the code writes and reads. A database at a higher one is refused at open. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /**
  * The group-commit function: one call commits a whole batch in one transaction (one round trip,
@@ -311,11 +311,27 @@ CREATE TRIGGER events_announced AFTER INSERT ON ${s}.events REFERENCING NEW TABL
   FOR EACH STATEMENT EXECUTE FUNCTION ${s}.announce_events();`;
 }
 
+/**
+ * Migration 5: a capability URL finds its agent without any node keeping every roster entry in
+ * memory (a cluster node loads nothing per agent at boot). `roster_trigger_hashes` reads the one
+ * key of a roster entry the store looks at, `trigger_hashes`, out of its JSON text (base64url
+ * hashes: no escapes, no `]`; an escaped key inside a string never matches) without parsing it
+ * (jsonb would refuse a `\u0000` elsewhere in the entry); a GIN index over it answers
+ * `agentForTriggerHash` with an index lookup.
+ */
+function triggerHashes(s: string): string {
+  return `
+CREATE FUNCTION ${s}.roster_trigger_hashes(roster text) RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+  SELECT COALESCE(string_to_array(NULLIF(replace((regexp_match(roster, '"trigger_hashes":\\[([^\\]]*)\\]'))[1], '"', ''), ''), ','), '{}'::text[])
+$fn$;
+CREATE INDEX agents_trigger_hashes ON ${s}.agents USING gin (${s}.roster_trigger_hashes(roster));`;
+}
+
 /** The channel every schema's committed events are announced on (migration 4); the payload names the schema. */
 export const EVENTS_CHANNEL = 'holon_events';
 
 /** `MIGRATIONS[n - 1]` is migration `n`; given the quoted schema name and the bare one. */
-export const MIGRATIONS: ReadonlyArray<(s: string, schema: string) => string> = [initial, cluster, leaseGrants, eventsAnnounced];
+export const MIGRATIONS: ReadonlyArray<(s: string, schema: string) => string> = [initial, cluster, leaseGrants, eventsAnnounced, triggerHashes];
 
 /** The quoted schema name as it appears in SQL. */
 export function quoted(schema: string): string {

@@ -13,6 +13,8 @@ import {
   type Lease,
   type RenewedAgentLeases,
   type RosterEntry,
+  type RosterPage,
+  type RosterQuery,
   type Store,
   type StoredAgent,
 } from '../../../src/store/index.js';
@@ -186,6 +188,14 @@ export class GateStore implements Store {
 
   listRoster(): Promise<RosterEntry[]> {
     return this.inner.listRoster();
+  }
+
+  listRosterPage(query: RosterQuery): Promise<RosterPage> {
+    return this.inner.listRosterPage(query);
+  }
+
+  agentForTriggerHash(hash: string): Promise<string | null> {
+    return this.inner.agentForTriggerHash(hash);
   }
 
   loadAgent(agent_id: string): Promise<StoredAgent | null> {
