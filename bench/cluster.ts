@@ -9,6 +9,7 @@ import { createAgents, scratchDir } from './lib/fixtures.js';
 import { progress, runBenchmark } from './lib/harness.js';
 import type { Metric } from './lib/table.js';
 import { MiB, pool, until } from './lib/timing.js';
+import { median } from './lib/stats.js';
 import { nodeFigures } from './lib/cluster-nodes.js';
 import { copyHash, copyId, fillWithCopies } from './lib/fill-agents.js';
 
@@ -145,12 +146,26 @@ async function lookupFigures(url: string, total: number): Promise<{ capabilityMs
   }
 }
 
+const RESTARTS = 3;
+
+/** `RESTARTS` restarts to ready, one after the other. */
+async function restartsToReady(url: string): Promise<{ readyMs: number[]; rss: number[] }> {
+  const readyMs: number[] = [];
+  const rss: number[] = [];
+  for (let i = 0; i < RESTARTS; i++) {
+    const one = await restartToReady(url);
+    readyMs.push(one.readyMs);
+    rss.push(one.rss);
+  }
+  return { readyMs, rss };
+}
+
 runBenchmark('cluster', 6 * 3600_000, async () => {
   const cluster = await startThrowawayCluster();
   try {
     const emptyUrl = await database(cluster, 'bench_empty');
     const fullUrl = await database(cluster, 'bench_full');
-    const empty = await restartToReady(emptyUrl);
+    const empty = await restartsToReady(emptyUrl);
 
     const lowdbDir = scratchDir('cluster-lowdb');
     const lowdb = await Runtime.open({ dataDir: lowdbDir.dir, nodeId: 'bench-lowdb' });
@@ -178,7 +193,7 @@ runBenchmark('cluster', 6 * 3600_000, async () => {
       await admin.end();
     }
     const lookups = await lookupFigures(fullUrl, total);
-    const full = await restartToReady(fullUrl);
+    const full = await restartsToReady(fullUrl);
     const nodes = await nodeFigures(await database(cluster, 'bench_one_node'), await database(cluster, 'bench_three_nodes'), NODE_SECONDS, NODE_LEASE_TTL_MS);
     const ratio = (value: number, base: number): number => value / base;
     const ge = (name: string, value: number, bound: number): Metric => ({ name, unit: '×', samples: [value], target: `≥ ${bound}`, met: value >= bound });
@@ -195,12 +210,12 @@ runBenchmark('cluster', 6 * 3600_000, async () => {
       { name: 'durable wake, one node, PostgreSQL', unit: 'ops/s', samples: [pgOps.wake] },
       { name: 'durable wake, one node, lowdb (baseline)', unit: 'ops/s', samples: [lowdbOps.wake] },
       ge('  ratio PostgreSQL / lowdb', ratio(pgOps.wake, lowdbOps.wake), 0.5),
-      { name: `serve restart to ready, ${total} agents`, unit: 'ms', samples: [full.readyMs], ...(total >= 1_000_000 ? { target: '≤ 5000', met: full.readyMs <= 5000 } : {}) },
-      { name: 'serve restart to ready, empty database (baseline)', unit: 'ms', samples: [empty.readyMs] },
-      { name: '  ratio', unit: '×', samples: [ratio(full.readyMs, empty.readyMs)] },
-      { name: `serve RSS when ready, ${total} agents`, unit: 'MiB', samples: [full.rss / MiB], ...(total >= 1_000_000 ? { target: '≤ 1024', met: full.rss / MiB <= 1024 } : {}) },
-      { name: 'serve RSS when ready, empty database (baseline)', unit: 'MiB', samples: [empty.rss / MiB] },
-      { name: '  ratio', unit: '×', samples: [ratio(full.rss, empty.rss)] },
+      { name: `serve restart to ready, ${total} agents`, unit: 'ms', samples: full.readyMs, ...(total >= 1_000_000 ? { target: '≤ 5000', met: median(full.readyMs) <= 5000 } : {}) },
+      { name: 'serve restart to ready, empty database (baseline)', unit: 'ms', samples: empty.readyMs },
+      { name: '  ratio', unit: '×', samples: [ratio(median(full.readyMs), median(empty.readyMs))] },
+      { name: `serve RSS when ready, ${total} agents`, unit: 'MiB', samples: full.rss.map((b) => b / MiB), ...(total >= 1_000_000 ? { target: '≤ 1024', met: Math.max(...full.rss) / MiB <= 1024 } : {}) },
+      { name: 'serve RSS when ready, empty database (baseline)', unit: 'MiB', samples: empty.rss.map((b) => b / MiB) },
+      { name: '  ratio', unit: '×', samples: [ratio(median(full.rss), median(empty.rss))] },
       { name: 'HTTP prompt, three nodes, to the holder', unit: 'ops/s', samples: [nodes.three.prompt] },
       { name: 'HTTP prompt, one node (baseline)', unit: 'ops/s', samples: [nodes.one.prompt] },
       ge('  ratio three / one', ratio(nodes.three.prompt, nodes.one.prompt), 0.8),
@@ -216,7 +231,7 @@ runBenchmark('cluster', 6 * 3600_000, async () => {
     return {
       metrics,
       notes: [
-        `boot cost per sleeping agent: ${((full.readyMs - empty.readyMs) / total).toFixed(4)} ms and ${((full.rss - empty.rss) / total).toFixed(0)} B of RSS (a cluster node reads nothing per agent at boot; targets at 1,000,000: ready <= 5 s, RSS <= 1 GiB)`,
+        `boot cost per sleeping agent (medians of ${RESTARTS} restarts each): ${((median(full.readyMs) - median(empty.readyMs)) / total).toFixed(4)} ms and ${((median(full.rss) - median(empty.rss)) / total).toFixed(0)} B of RSS (a cluster node reads nothing per agent at boot; targets at 1,000,000: ready <= 5 s, RSS <= 1 GiB)`,
         `${CREATED} agents created through the runtime, then copies of ${TEMPLATE} inserted by SQL up to ${total}`,
         `three nodes vs one: ${NODE_SECONDS} s per load, 48 connections in all, 90 agents; on this two-core machine the three nodes share the cores with the load generators`,
       ],

@@ -42,7 +42,7 @@ if (db === null) {
       const versions = await admin.query(`SELECT version FROM ${schema}.schema_version`);
       expect(versions.rows).toEqual([{ version: SCHEMA_VERSION }]);
       const tables = await admin.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, [schema]);
-      expect(tables.rows.map((r) => r.table_name)).toEqual(['agent_fields', 'agent_leases', 'agents', 'events', 'globals', 'lease_grants', 'nodes', 'schema_version', 'store_lease']);
+      expect(tables.rows.map((r) => r.table_name)).toEqual(['agent_capabilities', 'agent_fields', 'agent_leases', 'agents', 'events', 'globals', 'lease_grants', 'nodes', 'schema_version', 'store_lease']);
       // Every node works on the one schema.
       const lease = await nodes[0]!.acquireLease('node-0', TTL_MS, T0);
       await nodes[0]!.commit(commitOf(lease, 'agent-1', null, { n: 1 }));
@@ -74,6 +74,19 @@ if (db === null) {
       expect(await node.locateAgent('agent-old')).toMatchObject({ holder: 'node-a', fencing_token: 3, advertise_url: null });
       await node.heartbeatNode('node-a', 'http://127.0.0.1:8080', TTL_MS);
       expect(await node.locateAgent('agent-old')).toMatchObject({ advertise_url: 'http://127.0.0.1:8080' });
+    });
+
+    it('migrates a schema at version 4 to 5 indexing the capabilities its agents already have', async () => {
+      const schema = newSchema();
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      await admin.query(`CREATE TABLE ${schema}.schema_version (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), version int NOT NULL, migrated_at timestamptz NOT NULL DEFAULT now())`);
+      for (const migration of MIGRATIONS.slice(0, 4)) await admin.query(migration(`"${schema}"`, schema));
+      await admin.query(`INSERT INTO ${schema}.schema_version (version) VALUES (4)`);
+      await admin.query(`INSERT INTO ${schema}.agents (agent_id, version, last_event_seq, roster, fence, fencing_token) VALUES ('agent-old', 1, 0, $1, 's', 1)`, [JSON.stringify({ listing: {}, trigger_hashes: ['hOld', 'hOld2'] })]);
+      const node = await opened1(schema);
+      expect((await admin.query(`SELECT version FROM ${schema}.schema_version`)).rows).toEqual([{ version: SCHEMA_VERSION }]);
+      expect(await node.agentForTriggerHash('hOld2')).toBe('agent-old');
+      expect(await node.agentForTriggerHash('hOld')).toBe('agent-old');
     });
 
     it('reopens a migrated schema without touching it', async () => {

@@ -205,11 +205,10 @@ export class PostgresStore implements Store {
     return { entries: rows.slice(0, query.limit).map(rosterEntryOf), more: rows.length > query.limit };
   }
 
-  /** An index lookup (migration 5); no ORDER BY/LIMIT in SQL, which would make the planner walk the primary key instead. */
+  /** A primary-key lookup in `agent_capabilities` (migration 5). */
   async agentForTriggerHash(hash: string): Promise<string | null> {
-    const rows = await this.query('finding a capability\'s agent', `SELECT agent_id FROM ${this.s}.agents WHERE ${this.s}.roster_trigger_hashes(roster) @> ARRAY[$1::text]`, [hash]);
-    const ids = rows.map((row) => String(row['agent_id'])).sort();
-    return ids[0] ?? null;
+    const [row] = await this.query('finding a capability\'s agent', `SELECT agent_id FROM ${this.s}.agent_capabilities WHERE token_hash = $1 ORDER BY agent_id LIMIT 1`, [hash]);
+    return row === undefined ? null : String(row['agent_id']);
   }
 
   async loadAgent(agent_id: string): Promise<StoredAgent | null> {

@@ -316,15 +316,42 @@ CREATE TRIGGER events_announced AFTER INSERT ON ${s}.events REFERENCING NEW TABL
  * memory (a cluster node loads nothing per agent at boot). `roster_trigger_hashes` reads the one
  * key of a roster entry the store looks at, `trigger_hashes`, out of its JSON text (base64url
  * hashes: no escapes, no `]`; an escaped key inside a string never matches) without parsing it
- * (jsonb would refuse a `\u0000` elsewhere in the entry); a GIN index over it answers
- * `agentForTriggerHash` with an index lookup.
+ * (jsonb would refuse a `\u0000` elsewhere in the entry). `agent_capabilities` holds one row per
+ * (hash, agent), kept by row triggers on `agents` that fire only when the hashes changed: an index
+ * over `agents.roster` itself would make every commit's update non-HOT (the roster changes with
+ * nearly every commit), and the update trigger's condition is two `split_part`s, not the regular
+ * expression, which cost a quarter of the commit rate (bench/BENCHMARKS.md, stop 26).
  */
 function triggerHashes(s: string): string {
   return `
 CREATE FUNCTION ${s}.roster_trigger_hashes(roster text) RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
   SELECT COALESCE(string_to_array(NULLIF(replace((regexp_match(roster, '"trigger_hashes":\\[([^\\]]*)\\]'))[1], '"', ''), ''), ','), '{}'::text[])
 $fn$;
-CREATE INDEX agents_trigger_hashes ON ${s}.agents USING gin (${s}.roster_trigger_hashes(roster));`;
+CREATE TABLE ${s}.agent_capabilities (
+  token_hash text COLLATE "C" NOT NULL,
+  agent_id text COLLATE "C" NOT NULL,
+  PRIMARY KEY (token_hash, agent_id)
+);
+CREATE INDEX agent_capabilities_agent ON ${s}.agent_capabilities (agent_id);
+CREATE FUNCTION ${s}.index_capabilities() RETURNS trigger LANGUAGE plpgsql AS $fn$
+DECLARE
+  hashes text[] := ${s}.roster_trigger_hashes(NEW.roster);
+BEGIN
+  IF TG_OP = 'UPDATE' THEN
+    DELETE FROM ${s}.agent_capabilities c WHERE c.agent_id = NEW.agent_id AND c.token_hash <> ALL (hashes);
+  END IF;
+  INSERT INTO ${s}.agent_capabilities (token_hash, agent_id) SELECT DISTINCT h, NEW.agent_id FROM unnest(hashes) AS h
+    ON CONFLICT DO NOTHING;
+  RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER agents_capabilities_created AFTER INSERT ON ${s}.agents FOR EACH ROW
+  WHEN (NEW.roster IS NOT NULL) EXECUTE FUNCTION ${s}.index_capabilities();
+CREATE TRIGGER agents_capabilities_changed AFTER UPDATE OF roster ON ${s}.agents FOR EACH ROW
+  WHEN (split_part(split_part(OLD.roster, '"trigger_hashes":', 2), ']', 1) IS DISTINCT FROM split_part(split_part(NEW.roster, '"trigger_hashes":', 2), ']', 1))
+  EXECUTE FUNCTION ${s}.index_capabilities();
+INSERT INTO ${s}.agent_capabilities (token_hash, agent_id)
+  SELECT DISTINCT h, a.agent_id FROM ${s}.agents a, unnest(${s}.roster_trigger_hashes(a.roster)) AS h;`;
 }
 
 /** The channel every schema's committed events are announced on (migration 4); the payload names the schema. */
