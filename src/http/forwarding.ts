@@ -5,8 +5,7 @@ import { agentOfRunId, DomainError } from '../domain/index.js';
 import type { AgentRoute, RuntimeApi } from '../runtime/api.js';
 import type { HttpApp } from './types.js';
 
-/** Set on a request one node forwards to another: the receiver never forwards it again. */
-export const FORWARDED_BY = 'x-holon-forwarded-by';
+import { FORWARDED_BY, FORWARDED_HOST, FORWARDED_PROTO } from './forwarded-headers.js';
 
 /** The routes of one agent: `:id` names it. */
 const AGENT_ROUTE = /^\/api\/(agents|control\/agents|inspector\/agents)\/:id(\/|$)/;
@@ -128,7 +127,7 @@ function movedWithin(moved: AbortSignal, ms: number): Promise<boolean> {
 
 /** Relays the holder's answer; `moved` when `moved` fired before it answered (nothing was sent). */
 async function proxy(request: FastifyRequest, reply: FastifyReply, base: string, nodeId: string, moved: AbortSignal): Promise<'sent' | 'moved'> {
-  const headers: Record<string, string> = { [FORWARDED_BY]: nodeId };
+  const headers: Record<string, string> = { [FORWARDED_BY]: nodeId, [FORWARDED_HOST]: request.host, [FORWARDED_PROTO]: request.protocol };
   for (const name of FORWARDED_HEADERS) {
     const value = request.headers[name];
     if (typeof value === 'string') headers[name] = value;

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { WebSocket } from 'ws';
 import type { AgentRoute, RuntimeApi } from '../runtime/api.js';
-import { FORWARDED_BY } from './forwarding.js';
+import { FORWARDED_BY } from './forwarded-headers.js';
 import type { ShutdownTracker } from './shutdown.js';
 
 /** Request headers an upgrade forwarded to the holder carries as they came. */

@@ -2,8 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { TurnClaimResponse } from './schemas.js';
 import type { RuntimeApi } from '../runtime/api.js';
 
-/** Set on a request one node forwards to another (as in `forwarding.ts`): the receiver answers from its own offers only. */
-const FORWARDED_BY = 'x-holon-forwarded-by';
+import { FORWARDED_BY } from './forwarded-headers.js';
 /** Request headers a claim asked of another node carries as they came. */
 const RELAYED_HEADERS = ['authorization', 'idempotency-key', 'x-request-id'] as const;
 

@@ -70,6 +70,13 @@ if (probe === null) {
       const prompted = await a2.post<{ message_id: string }>('/api/control/agents/fw-1/prompt', { text: 'through node 2' }, { 'Idempotency-Key': 'k-1' });
       expect(prompted.status, prompted.text).toBe(200);
       expect(prompted.headers.get('x-holon-forwarded-by')).toBe('node-2');
+      // A capability minted through node 2 (by node 1, the holder) names node 2, the address the client used.
+      const minted = await a2.post<{ trigger_url: string }>('/api/control/agents/fw-1/triggers', { delivery_mode: 'enqueue_message' });
+      expect(minted.status, minted.text).toBe(201);
+      expect(minted.headers.get('x-holon-forwarded-by')).toBe('node-2');
+      expect(new URL(minted.body.trigger_url).host).toBe(new URL(n2.url).host);
+      const spoofed = await a1.post<{ trigger_url: string }>('/api/control/agents/fw-1/triggers', { delivery_mode: 'wake_hint' }, { 'X-Holon-Forwarded-Host': 'evil.example' });
+      expect(new URL(spoofed.body.trigger_url).host).toBe(new URL(n1.url).host);
       // The retry through the other node is the same operation: the key lives with the agent.
       const retried = await a1.post<{ message_id: string }>('/api/control/agents/fw-1/prompt', { text: 'through node 2' }, { 'Idempotency-Key': 'k-1' });
       expect(retried.body.message_id).toBe(prompted.body.message_id);
