@@ -21,8 +21,8 @@ export interface NodeFigures {
 
 /** Told when each load starts and ends (a profile samples the processes' CPU around it); bench:cluster passes none. */
 export interface LoadObserver {
-  start(label: string): void;
-  end(label: string, served: number, seconds: number): void;
+  start(label: string): Promise<void> | void;
+  end(label: string, served: number, seconds: number): Promise<void> | void;
 }
 
 const AGENTS_PER_NODE = 30;
@@ -46,7 +46,7 @@ async function createThrough(node: ClusterNode, prefix: string, count: number): 
 
 /** One load per (node, agents) pair at once, the connections split evenly; the sum of their 2xx/s. */
 async function loads(pairs: Array<{ node: ClusterNode; agents: string[] }>, route: 'prompt' | 'wake', seconds: number, label: string, observer?: LoadObserver): Promise<number> {
-  observer?.start(`${label} ${route}`);
+  await observer?.start(`${label} ${route}`);
   const body = route === 'prompt' ? JSON.stringify({ text: 'bench:cluster' }) : JSON.stringify({ reason: 'bench:cluster' });
   const results = await Promise.all(
     pairs.map(({ node, agents }) =>
@@ -54,7 +54,7 @@ async function loads(pairs: Array<{ node: ClusterNode; agents: string[] }>, rout
     ),
   );
   const rate = results.reduce((sum, result) => sum + served(result), 0);
-  observer?.end(`${label} ${route}`, rate, seconds);
+  await observer?.end(`${label} ${route}`, rate, seconds);
   return rate;
 }
 

@@ -34,8 +34,8 @@ function labelOf(cmdline: string): string | null {
   return null;
 }
 
-/** Every process of interest now: pid → ticks and label. */
-export function sampleCpu(): Map<number, ProcSample> {
+/** Every process of interest now whose parent is one of `parents` (this process, the postmaster): pid → ticks and label. */
+export function sampleCpu(parents: readonly number[]): Map<number, ProcSample> {
   const out = new Map<number, ProcSample>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -47,8 +47,10 @@ export function sampleCpu(): Map<number, ProcSample> {
     if (stat === null) continue;
     // Fields after the ")" that closes the command name: state is field 3, utime 14, stime 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const pid = Number(entry);
+    if (!parents.includes(Number(fields[1])) && !parents.includes(pid)) continue;
     const ticks = Number(fields[11]) + Number(fields[12]);
-    out.set(Number(entry), { ticks, label });
+    out.set(pid, { ticks, label });
   }
   return out;
 }
@@ -78,4 +80,20 @@ export function formatCpu(rows: Map<string, { seconds: number; processes: number
   const per = requests ? `  ${((total * 1000) / requests).toFixed(2).padStart(6)} ms/req` : '';
   lines.push(`    ${'total'.padEnd(34)} ${total.toFixed(2).padStart(6)} s  ${((100 * total) / wallSeconds).toFixed(0).padStart(4)}% of a core${' '.repeat(10)}${per}`);
   return lines.join('\n');
+}
+
+/** This process's reaped children's CPU so far (cutime + cstime, seconds): the load generators, which exit before a load's end is sampled. */
+export function reapedChildrenSeconds(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND;
+}
+
+/** The machine's busy and total CPU time so far (seconds, all cores), from `/proc/stat`. */
+export function machineSeconds(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+  const values = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = values.slice(0, 8).reduce((a, b) => a + b, 0);
+  const idle = (values[3] ?? 0) + (values[4] ?? 0);
+  return { busy: (total - idle) / TICKS_PER_SECOND, total: total / TICKS_PER_SECOND };
 }
