@@ -74,7 +74,8 @@ type Target = { agentId: string; locate: (fresh: boolean) => Promise<AgentRoute>
 type Forward = Extract<AgentRoute, { kind: 'forward' }>;
 type Outcome = { kind: 'sent' } | { kind: 'moved'; now: AgentRoute } | { kind: 'rerouted'; now: AgentRoute };
 
-const sameRoute = (a: AgentRoute, b: Forward): boolean => a.kind === 'forward' && a.holder === b.holder && a.url === b.url;
+/** Whether `now` sends the request elsewhere than `where` did: served here, another holder, or the holder at another address (the same holder unregistered is not: its lease still runs). */
+const movedFrom = (now: AgentRoute, where: Forward): boolean => now.kind === 'local' || now.holder !== where.holder || (now.kind === 'forward' && now.url !== where.url);
 
 /**
  * Proxies the request to `where` and relays the answer. Until the holder answers, its lease is
@@ -90,7 +91,7 @@ async function forwardWatched(request: FastifyRequest, reply: FastifyReply, targ
       await new Promise((resolve) => setTimeout(resolve, WATCH_MS));
       if (!watching) return;
       const now = await target.locate(true).catch(() => where);
-      if (!sameRoute(now, where)) {
+      if (movedFrom(now, where)) {
         moved.abort(now);
         return;
       }
@@ -104,7 +105,7 @@ async function forwardWatched(request: FastifyRequest, reply: FastifyReply, targ
     if (outcome === 'moved') return movedTo();
     if (reroute) {
       const now = await target.locate(true).catch(() => where);
-      if (!sameRoute(now, where)) return { kind: 'rerouted', now };
+      if (movedFrom(now, where)) return { kind: 'rerouted', now };
     }
     if (outcome === 'refused') throw unreachable(target.agentId, where.holder);
     // Not reachable (it died, and its lease has not run out yet): the watch sees the lease go.
