@@ -70,7 +70,7 @@ function unreachable(agentId: string, holder: string): DomainError {
   return new DomainError('store_unavailable', `agent ${agentId} is held by node ${holder}, which cannot be reached from this node now; retry`, { agent_id: agentId, holder });
 }
 
-type Target = { agentId: string; locate: (fresh: boolean) => Promise<AgentRoute> };
+type Target = { agentId: string; locate: (fresh: boolean) => Promise<AgentRoute>; confirm?: (route: Forward) => void };
 type Forward = Extract<AgentRoute, { kind: 'forward' }>;
 type Outcome = { kind: 'sent' } | { kind: 'moved'; now: AgentRoute } | { kind: 'rerouted'; now: AgentRoute };
 
@@ -101,7 +101,11 @@ async function forwardWatched(request: FastifyRequest, reply: FastifyReply, targ
   const movedTo = (): Outcome => ({ kind: 'moved', now: moved.signal.reason as AgentRoute });
   try {
     const outcome = await proxy(request, reply, where.url, nodeId, moved.signal);
-    if (outcome === 'sent') return { kind: 'sent' };
+    if (typeof outcome === 'number') {
+      // Served there: it held the agent then, and the route it came under holds a while longer.
+      if (outcome >= 200 && outcome < 300) target.confirm?.(where);
+      return { kind: 'sent' };
+    }
     if (outcome === 'moved') return movedTo();
     if (reroute) {
       const now = await target.locate(true).catch(() => where);
@@ -131,10 +135,10 @@ async function targetOf(runtime: RuntimeApi, route: (agentId: string, options?: 
   const given = (request.params ?? {}) as Record<string, unknown>;
   if (TURN_RUN_ROUTE.test(pattern) && typeof given['run_id'] === 'string') {
     const agentId = agentOfRunId(given['run_id']);
-    return agentId === undefined ? null : { agentId, locate: (fresh) => route(agentId, { fresh }) };
+    return agentId === undefined ? null : { agentId, locate: (fresh) => route(agentId, { fresh }), confirm: (where) => runtime.confirmRoute?.(agentId, where) };
   }
   const agentId = await agentOf(runtime, pattern, request.params);
-  return agentId === null ? null : { agentId, locate: (fresh) => route(agentId, { fresh }) };
+  return agentId === null ? null : { agentId, locate: (fresh) => route(agentId, { fresh }), confirm: (where) => runtime.confirmRoute?.(agentId, where) };
 }
 
 async function agentOf(runtime: RuntimeApi, pattern: string, params: unknown): Promise<string | null> {
@@ -170,11 +174,11 @@ function movedWithin(moved: AbortSignal, ms: number): Promise<boolean> {
 }
 
 /**
- * Relays the holder's answer: `sent`; `moved` when `moved` fired before it answered, `refused`
+ * Relays the holder's answer (its status); `moved` when `moved` fired before it answered, `refused`
  * when it answered that it does not hold the agent (`NOT_HOLDER`), or the error when it could not
  * be reached (nothing was sent in these three).
  */
-async function proxy(request: FastifyRequest, reply: FastifyReply, base: string, nodeId: string, moved: AbortSignal): Promise<'sent' | 'moved' | 'refused' | Error> {
+async function proxy(request: FastifyRequest, reply: FastifyReply, base: string, nodeId: string, moved: AbortSignal): Promise<number | 'moved' | 'refused' | Error> {
   const headers: Record<string, string> = { [FORWARDED_BY]: nodeId };
   for (const name of FORWARDED_HEADERS) {
     const value = request.headers[name];
@@ -213,8 +217,8 @@ async function proxy(request: FastifyRequest, reply: FastifyReply, base: string,
   const streaming = (answer.headers.get('content-type') ?? '').startsWith('text/event-stream');
   if (streaming && answer.body) {
     reply.send(Readable.fromWeb(answer.body as WebStream));
-    return 'sent';
+    return answer.status;
   }
   reply.send(Buffer.from(await answer.arrayBuffer()));
-  return 'sent';
+  return answer.status;
 }

@@ -179,6 +179,8 @@ export interface RuntimeApi {
    * database again (and remembers that).
    */
   route?(agent_id: string, options?: RouteOptions): Promise<AgentRoute>;
+  /** The holder answered a request forwarded to it under `route` (2xx: it served it, so it held the agent then). */
+  confirmRoute?(agent_id: string, route: { holder: string; url: string }): void;
   /** Where a create is served: at the holder of the agent it names (its `agent_id`, or the agent an earlier create with its Idempotency-Key created). */
   routeCreate?(agent_id: string | undefined, idempotency_key: string | undefined, options?: RouteOptions): Promise<AgentRoute>;
   /** Whether this runtime is one node of a cluster (a PostgreSQL store): requests may need forwarding. */

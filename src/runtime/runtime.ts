@@ -213,6 +213,10 @@ export class Runtime implements RuntimeApi {
     return this.placement.route(agentId, this.cells.isClosing, options);
   }
 
+  confirmRoute(agentId: string, route: { holder: string; url: string }): void {
+    this.placement.cluster?.confirmRoute(agentId, route.holder, route.url);
+  }
+
   async routeCreate(agentId: string | undefined, key: string | undefined, options: RouteOptions = {}): Promise<AgentRoute> {
     const named = key === undefined ? agentId : ((await this.keys.agentOf(key)) ?? agentId);
     return named === undefined ? { kind: 'local' } : this.route(named, options);

@@ -33,4 +33,23 @@ describe('RouteCache', () => {
     cache.delete('a');
     expect(cache.get('a')).toBeUndefined();
   });
+
+  it('a confirmation (the holder served a request forwarded under the entry) starts the age again, only for the same holder and address, and never revives an expired entry', () => {
+    let now = 0;
+    const cache = new RouteCache({ maxAgeMs: 100, maxEntries: 10, now: () => now });
+    cache.set('a', { holder: 'n1', url: 'http://n1' });
+    now = 90;
+    cache.confirm('a', { holder: 'n2', url: 'http://n2' });
+    cache.confirm('a', { holder: 'n1', url: 'http://n1' });
+    now = 180;
+    expect(cache.get('a')).toEqual({ holder: 'n1', url: 'http://n1' });
+    now = 190;
+    expect(cache.get('a')).toBeUndefined();
+    cache.set('b', { holder: 'n1', url: 'http://n1' });
+    now = 290;
+    cache.confirm('b', { holder: 'n1', url: 'http://n1' });
+    expect(cache.get('b')).toBeUndefined();
+    cache.confirm('c', { holder: 'n1', url: 'http://n1' });
+    expect(cache.get('c')).toBeUndefined();
+  });
 });

@@ -93,8 +93,9 @@ export class ClusterNode {
    * the live holder's address, or `unavailable` when that holder is not a registered node. An
    * agent another live node holds is looked up first (`locateAgent`, reads only): a lease attempt
    * on it would wait for the holder's commit batch on the lease row and flush a transaction of its
-   * own. That holder's address is remembered (`RouteCache`) for a quarter of the lease TTL, or
-   * until a `fresh` route replaces it, so a request forwarded there costs no round trip. A
+   * own. That holder's address is remembered (`RouteCache`) for a quarter of the lease TTL since
+   * it was read or the holder last served a request forwarded under it (`confirmRoute`), or until
+   * a `fresh` route replaces it, so a request forwarded there costs no round trip. A
    * remembered route only ever forwards: serving here always takes the agent's lease.
    */
   async route(agentId: string, options: RouteOptions = {}): Promise<AgentRoute> {
@@ -118,6 +119,11 @@ export class ClusterNode {
     const now = await this.options.store.locateAgent(agentId);
     if (now === null || now.holder === this.options.nodeId) return { kind: 'local' };
     return this.remember(agentId, now);
+  }
+
+  /** The holder served a request forwarded under a remembered route: it held the lease then, so the route is remembered afresh. */
+  confirmRoute(agentId: string, holder: string, url: string): void {
+    this.routes.confirm(agentId, { holder, url });
   }
 
   private remember(agentId: string, where: AgentLocation): AgentRoute {

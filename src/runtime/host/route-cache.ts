@@ -20,7 +20,8 @@ export interface RouteCacheOptions {
  * 6), so that a request forwarded there does not cost a `locateAgent` round trip each. An entry is
  * only ever a reason to forward, never to serve here (serving takes the agent's lease), and it is
  * replaced by every fresh route (a forward that failed, a holder that answered it does not hold
- * the agent) and forgotten after `maxAgeMs`.
+ * the agent) and forgotten `maxAgeMs` after it was read or last confirmed (the holder served a
+ * request forwarded under it: it held the lease then).
  */
 export class RouteCache {
   private readonly entries = new Map<string, CachedRoute & { at: number }>();
@@ -48,6 +49,14 @@ export class RouteCache {
       if (this.entries.size <= this.options.maxEntries) break;
       this.entries.delete(oldest);
     }
+  }
+
+  /** The holder served a request forwarded under this entry (so it held the lease then): the entry's age starts again. Another entry is left alone. */
+  confirm(agentId: string, route: CachedRoute): void {
+    const entry = this.entries.get(agentId);
+    if (entry === undefined || entry.holder !== route.holder || entry.url !== route.url) return;
+    if (this.now() - entry.at >= this.options.maxAgeMs) return;
+    this.set(agentId, route);
   }
 
   delete(agentId: string): void {
