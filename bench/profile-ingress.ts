@@ -23,7 +23,7 @@ import { pool, until } from './lib/timing.js';
  * Writes `<out>/<window>.cpuprofile` (read them with `bench/lib/profile-top.ts`) and prints the
  * per-window figures.
  *
- *   npx tsx bench/profile-ingress.ts [out-dir]      (PROFILE_ONLY=http or PROFILE_ONLY=wake: that window only)
+ *   npx tsx bench/profile-ingress.ts [out-dir]      (PROFILE_ONLY=http, wake or accept (memory): that window only)
  */
 
 const AGENTS = 1000;
@@ -147,8 +147,8 @@ async function httpWindows(): Promise<void> {
 }
 
 const only = process.env['PROFILE_ONLY'];
-if (only === 'http' || only === 'wake') {
-  await (only === 'http' ? httpWindows() : wakeWindow());
+if (only === 'http' || only === 'wake' || only === 'accept') {
+  await (only === 'http' ? httpWindows() : only === 'wake' ? wakeWindow() : acceptWindow('memory'));
   session.disconnect();
   process.exit(0);
 }

@@ -19,6 +19,12 @@ export interface NodeFigures {
   leaseTtlMs: number;
 }
 
+/** Told when each load starts and ends (a profile samples the processes' CPU around it); bench:cluster passes none. */
+export interface LoadObserver {
+  start(label: string): Promise<void> | void;
+  end(label: string, served: number, seconds: number): Promise<void> | void;
+}
+
 const AGENTS_PER_NODE = 30;
 const CONNECTIONS = 48;
 
@@ -39,17 +45,20 @@ async function createThrough(node: ClusterNode, prefix: string, count: number): 
 }
 
 /** One load per (node, agents) pair at once, the connections split evenly; the sum of their 2xx/s. */
-async function loads(pairs: Array<{ node: ClusterNode; agents: string[] }>, route: 'prompt' | 'wake', seconds: number): Promise<number> {
+async function loads(pairs: Array<{ node: ClusterNode; agents: string[] }>, route: 'prompt' | 'wake', seconds: number, label: string, observer?: LoadObserver): Promise<number> {
+  await observer?.start(`${label} ${route}`);
   const body = route === 'prompt' ? JSON.stringify({ text: 'bench:cluster' }) : JSON.stringify({ reason: 'bench:cluster' });
   const results = await Promise.all(
     pairs.map(({ node, agents }) =>
       runLoad({ base: node.url, paths: agents.map((id) => `/api/control/agents/${id}/${route}`), body, connections: Math.floor(CONNECTIONS / pairs.length), durationSeconds: seconds }),
     ),
   );
-  return results.reduce((sum, result) => sum + served(result), 0);
+  const rate = results.reduce((sum, result) => sum + served(result), 0);
+  await observer?.end(`${label} ${route}`, rate, seconds);
+  return rate;
 }
 
-export async function nodeFigures(oneUrl: string, threeUrl: string, seconds: number, leaseTtlMs: number): Promise<NodeFigures> {
+export async function nodeFigures(oneUrl: string, threeUrl: string, seconds: number, leaseTtlMs: number, observer?: LoadObserver): Promise<NodeFigures> {
   const args = ['--lease-ttl-ms', String(leaseTtlMs)];
   const single = await startNodes({ storeUrl: oneUrl, count: 1, prefix: 'one', args });
   let one: NodeFigures['one'];
@@ -57,7 +66,7 @@ export async function nodeFigures(oneUrl: string, threeUrl: string, seconds: num
     const [node] = single.nodes as [ClusterNode];
     await node.listening();
     const agents = await createThrough(node, 'one', AGENTS_PER_NODE * 3);
-    one = { prompt: await loads([{ node, agents }], 'prompt', seconds), wake: await loads([{ node, agents }], 'wake', seconds) };
+    one = { prompt: await loads([{ node, agents }], 'prompt', seconds, 'one', observer), wake: await loads([{ node, agents }], 'wake', seconds, 'one', observer) };
     progress(`cluster nodes: one node ${one.prompt.toFixed(0)} prompts/s, ${one.wake.toFixed(0)} wakes/s`);
   } finally {
     await single.close();
@@ -67,10 +76,10 @@ export async function nodeFigures(oneUrl: string, threeUrl: string, seconds: num
     const nodes = set.nodes;
     await Promise.all(nodes.map((node) => node.listening()));
     const owned = await Promise.all(nodes.map(async (node, i) => ({ node, agents: await createThrough(node, `three-${i}`, AGENTS_PER_NODE) })));
-    const three = { prompt: await loads(owned, 'prompt', seconds), wake: await loads(owned, 'wake', seconds) };
+    const three = { prompt: await loads(owned, 'prompt', seconds, 'three', observer), wake: await loads(owned, 'wake', seconds, 'three', observer) };
     // Every request to a node that does not hold its agent: each is forwarded once.
     const elsewhere = owned.map(({ agents }, i) => ({ node: nodes[(i + 1) % nodes.length] as ClusterNode, agents }));
-    const forwarded = { prompt: await loads(elsewhere, 'prompt', seconds), wake: await loads(elsewhere, 'wake', seconds) };
+    const forwarded = { prompt: await loads(elsewhere, 'prompt', seconds, 'forwarded', observer), wake: await loads(elsewhere, 'wake', seconds, 'forwarded', observer) };
     progress(`cluster nodes: three nodes ${three.prompt.toFixed(0)} prompts/s, ${three.wake.toFixed(0)} wakes/s; all forwarded ${forwarded.prompt.toFixed(0)} / ${forwarded.wake.toFixed(0)}`);
 
     // Failover: the owner of a busy agent dies; a prompt through another node until answered.

@@ -14,7 +14,8 @@ const RELAYED_HEADERS = ['authorization', 'x-request-id'] as const;
  */
 export async function socketRoute(runtime: RuntimeApi, agentId: string, request: FastifyRequest): Promise<AgentRoute> {
   if (runtime.clustered !== true || runtime.route === undefined || request.headers[FORWARDED_BY] !== undefined) return { kind: 'local' };
-  return runtime.route(agentId);
+  // Fresh: a socket lives long, and one relayed to a node that no longer holds the agent would be served there.
+  return runtime.route(agentId, { fresh: true });
 }
 
 export interface SocketRelayOptions {

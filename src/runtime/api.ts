@@ -174,11 +174,15 @@ export interface RuntimeApi {
   /**
    * Where a request for the agent is served (a cluster; docs/cluster-design.md step 6): here when
    * this node holds the agent's lease or could take it, else at its live holder's address.
-   * Absent (or always `local`) with an embedded store: one node serves everything.
+   * Absent (or always `local`) with an embedded store: one node serves everything. A node
+   * remembers for a short while where an agent another node holds is served; `fresh` asks the
+   * database again (and remembers that).
    */
-  route?(agent_id: string): Promise<AgentRoute>;
+  route?(agent_id: string, options?: RouteOptions): Promise<AgentRoute>;
+  /** The holder answered a request forwarded to it under `route` (2xx: it served it, so it held the agent then). */
+  confirmRoute?(agent_id: string, route: { holder: string; url: string }): void;
   /** Where a create is served: at the holder of the agent it names (its `agent_id`, or the agent an earlier create with its Idempotency-Key created). */
-  routeCreate?(agent_id: string | undefined, idempotency_key: string | undefined): Promise<AgentRoute>;
+  routeCreate?(agent_id: string | undefined, idempotency_key: string | undefined, options?: RouteOptions): Promise<AgentRoute>;
   /** Whether this runtime is one node of a cluster (a PostgreSQL store): requests may need forwarding. */
   readonly clustered?: boolean;
   /** The agent a capability token belongs to, as far as this node's roster knows (a cluster refreshes it on a miss). */
@@ -187,6 +191,12 @@ export interface RuntimeApi {
   peers?(): Promise<string[]>;
   /** Stops accepting work, settles in-flight operations, flushes the store and releases the lease. */
   close(): Promise<void>;
+}
+
+/** `RuntimeApi.route`'s options. */
+export interface RouteOptions {
+  /** Not from what the node remembers: from the database (a forward failed, the holder said it does not hold the agent, a request forwarded here). */
+  fresh?: boolean;
 }
 
 /** `RuntimeApi.route`: serve here, forward to the agent's holder, or 503 (its holder is live but not reachable). */

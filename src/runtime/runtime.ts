@@ -20,7 +20,7 @@ import type { Store } from '../store/store.js';
 import { createStore } from '../store/index.js';
 import { agentAccepts } from './agent/accepted-events.js';
 import { acceptsOf } from './agent/accepts.js';
-import type { AgentRoute, CallbackBody, MutationOptions, Page, RuntimeApi } from './api.js';
+import type { AgentRoute, CallbackBody, MutationOptions, Page, RouteOptions, RuntimeApi } from './api.js';
 import { systemClock, type Clock } from './clock.js';
 import { TimerAlarms } from './host/alarms.js';
 import { AgentCells } from './host/cells.js';
@@ -209,13 +209,17 @@ export class Runtime implements RuntimeApi {
   }
 
   /** Where a request for the agent is served (docs/cluster-design.md step 6); always here with an embedded store. */
-  route(agentId: string): Promise<AgentRoute> {
-    return this.placement.route(agentId, this.cells.isClosing);
+  route(agentId: string, options: RouteOptions = {}): Promise<AgentRoute> {
+    return this.placement.route(agentId, this.cells.isClosing, options);
   }
 
-  async routeCreate(agentId: string | undefined, key: string | undefined): Promise<AgentRoute> {
+  confirmRoute(agentId: string, route: { holder: string; url: string }): void {
+    this.placement.cluster?.confirmRoute(agentId, route.holder, route.url);
+  }
+
+  async routeCreate(agentId: string | undefined, key: string | undefined, options: RouteOptions = {}): Promise<AgentRoute> {
     const named = key === undefined ? agentId : ((await this.keys.agentOf(key)) ?? agentId);
-    return named === undefined ? { kind: 'local' } : this.route(named);
+    return named === undefined ? { kind: 'local' } : this.route(named, options);
   }
 
   /** The agent a capability token belongs to; a cluster node reads the roster again when it does not know the token. */

@@ -1,7 +1,7 @@
 import { DomainError } from '../../domain/index.js';
-import type { CommitFence, Store } from '../../store/store.js';
+import type { AgentLocation, CommitFence, Store } from '../../store/store.js';
 import { compactHash, needsRecovery, rosterOf } from '../agent/roster.js';
-import type { AgentRoute } from '../api.js';
+import type { AgentRoute, RouteOptions } from '../api.js';
 import { hashToken } from '../capability.js';
 import type { Clock } from '../clock.js';
 import { AgentLeases, type AgentLeaseReadiness } from './agent-leases.js';
@@ -10,6 +10,7 @@ import type { AgentCells } from './cells.js';
 import { ClaimLoop } from './claim-loop.js';
 import type { CommandProcesses } from './processes.js';
 import type { ResidentRoster } from './resident-roster.js';
+import { RouteCache } from './route-cache.js';
 import type { ShardPool } from './shards.js';
 
 /** The runtime's parts a cluster node acts on when it gains or loses an agent. */
@@ -33,6 +34,9 @@ export interface ClusterNodeOptions {
   onClaimError?(error: unknown): void;
 }
 
+/** Agents held elsewhere whose route a node remembers at most (the oldest go first). */
+const ROUTES_REMEMBERED = 10_000;
+
 /**
  * One node of a cluster on PostgreSQL (`store.kind === 'postgres'`, docs/cluster-design.md): no
  * store-wide lease; the node registers itself and holds one lease per agent it runs
@@ -42,8 +46,11 @@ export interface ClusterNodeOptions {
 export class ClusterNode {
   readonly leases: AgentLeases;
   private readonly claims: ClaimLoop;
+  /** Where the agents other live nodes hold are served, as last read (`route`). */
+  private readonly routes: RouteCache;
 
   constructor(private readonly options: ClusterNodeOptions) {
+    this.routes = new RouteCache({ maxAgeMs: options.ttlMs / 4, maxEntries: ROUTES_REMEMBERED });
     this.leases = new AgentLeases({ store: options.store, nodeId: options.nodeId, ttlMs: options.ttlMs, onLost: (agentId) => this.lost(agentId) });
     this.claims = new ClaimLoop({
       store: options.store,
@@ -77,19 +84,49 @@ export class ClusterNode {
 
   /**
    * Local when this node holds the agent or can take it (loading it takes its lease); otherwise
-   * the live holder's address, or `unavailable` when that holder is not a registered node.
+   * the live holder's address, or `unavailable` when that holder is not a registered node. An
+   * agent another live node holds is looked up first (`locateAgent`, reads only): a lease attempt
+   * on it would wait for the holder's commit batch on the lease row and flush a transaction of its
+   * own. That holder's address is remembered (`RouteCache`) for a quarter of the lease TTL since
+   * it was read or the holder last served a request forwarded under it (`confirmRoute`), or until
+   * a `fresh` route replaces it, so a request forwarded there costs no round trip. A
+   * remembered route only ever forwards: serving here always takes the agent's lease.
    */
-  async route(agentId: string): Promise<AgentRoute> {
-    if (this.leases.holds(agentId)) return { kind: 'local' };
+  async route(agentId: string, options: RouteOptions = {}): Promise<AgentRoute> {
+    if (this.leases.holds(agentId)) {
+      this.routes.delete(agentId);
+      return { kind: 'local' };
+    }
+    const cached = options.fresh === true ? undefined : this.routes.get(agentId);
+    if (cached !== undefined) return { kind: 'forward', holder: cached.holder, url: cached.url };
+    const where = await this.options.store.locateAgent(agentId);
+    if (where !== null && where.holder !== this.options.nodeId) return this.remember(agentId, where);
+    // Nobody live holds it (or this node does, from an earlier run under its id): take it.
+    this.routes.delete(agentId);
     try {
       await this.options.parts().cells.load(agentId);
       return { kind: 'local' };
     } catch (error) {
       if (!(error instanceof DomainError && error.code === 'lease_lost')) return { kind: 'local' };
     }
-    const where = await this.options.store.locateAgent(agentId);
-    if (where === null || where.holder === this.options.nodeId) return { kind: 'local' };
-    return where.advertise_url === null ? { kind: 'unavailable', holder: where.holder } : { kind: 'forward', holder: where.holder, url: where.advertise_url };
+    // Another node took it meanwhile.
+    const now = await this.options.store.locateAgent(agentId);
+    if (now === null || now.holder === this.options.nodeId) return { kind: 'local' };
+    return this.remember(agentId, now);
+  }
+
+  /** The holder served a request forwarded under a remembered route: it held the lease then, so the route is remembered afresh. */
+  confirmRoute(agentId: string, holder: string, url: string): void {
+    this.routes.confirm(agentId, { holder, url });
+  }
+
+  private remember(agentId: string, where: AgentLocation): AgentRoute {
+    if (where.advertise_url === null) {
+      this.routes.delete(agentId);
+      return { kind: 'unavailable', holder: where.holder };
+    }
+    this.routes.set(agentId, { holder: where.holder, url: where.advertise_url });
+    return { kind: 'forward', holder: where.holder, url: where.advertise_url };
   }
 
   /**

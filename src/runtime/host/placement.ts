@@ -1,7 +1,7 @@
 import type { AgentListEntry } from '../../domain/index.js';
 import type { CommitFence, Store } from '../../store/store.js';
 import { rosterOf } from '../agent/roster.js';
-import type { AgentRoute, Page } from '../api.js';
+import type { AgentRoute, Page, RouteOptions } from '../api.js';
 import { hashToken } from '../capability.js';
 import type { Clock } from '../clock.js';
 import type { AgentCell } from '../agent/agent-cell.js';
@@ -51,7 +51,7 @@ export interface Placement {
   /** Whether the agent's timers may fire here. */
   mayFire(agentId: string): boolean;
   /** Where a request for the agent is served (`closing`: this instance is stopping, so here, to be refused). */
-  route(agentId: string, closing: boolean): Promise<AgentRoute>;
+  route(agentId: string, closing: boolean, options: RouteOptions): Promise<AgentRoute>;
   /** The agent a capability token belongs to. */
   callbackAgent(token: string): Promise<string | null>;
   /** `ListAgents`: from the resident roster, or (a cluster node) from the store. */
@@ -130,7 +130,7 @@ function clusterPlacement(options: PlacementOptions): Placement {
       void cluster.leases.release(cell.id, rosterOf(cell.doc).next_timer_at ?? null);
     },
     mayFire: (agentId) => cluster.leases.holds(agentId),
-    route: (agentId, closing) => (closing ? Promise.resolve({ kind: 'local' }) : cluster.route(agentId)),
+    route: (agentId, closing, options) => (closing ? Promise.resolve({ kind: 'local' }) : cluster.route(agentId, options)),
     callbackAgent: (token) => cluster.callbackAgent(token),
     listAgents: (after, limit, filter) => listingFromStore(store, after, limit, filter),
     peers: async () => (await store.listLiveNodes()).filter((n) => n.node_id !== nodeId).map((n) => n.advertise_url),

@@ -2,7 +2,7 @@ import { DomainError } from '../../domain/index.js';
 import { assertAgentId } from '../shared/commit-rules.js';
 import { assertClaim, assertWakeAt } from '../shared/node-rules.js';
 import { assertHolder, assertTtl, decideAcquire, decideRelease, decideRenew } from '../shared/lease-rules.js';
-import type { AgentLease, AgentLeaseState, HeldAgentLease, Lease, RenewedAgentLeases } from '../store.js';
+import type { AgentLease, AgentLeaseState, AgentLocation, HeldAgentLease, Lease, RenewedAgentLeases } from '../store.js';
 import type { Row, SqlClient } from './sql-client.js';
 
 /** A timestamptz as the ISO string the port uses (milliseconds, UTC). */
@@ -180,6 +180,21 @@ export class AgentLeaseTable {
       [holder, limit, Math.ceil(ttl_ms)],
     );
     return rows.sort((a, b) => (a['due'] as Date).getTime() - (b['due'] as Date).getTime() || String(a['agent_id']).localeCompare(String(b['agent_id']))).map(agentLease);
+  }
+
+  /** Who holds the agent's live lease and the holder's address if it is a live node, in one statement (`null`: no live lease). */
+  async locate(agent_id: string): Promise<AgentLocation | null> {
+    assertAgentId(agent_id);
+    const [row] = await this.sql.query(
+      `SELECT l.agent_id, l.holder, l.fencing_token, ${iso('l.expires_at')} AS expires_at, n.advertise_url
+       FROM ${this.s}.agent_leases l
+       LEFT JOIN ${this.s}.nodes n ON n.node_id = l.holder AND n.expires_at > statement_timestamp()
+       WHERE l.agent_id = $1 AND l.expires_at > statement_timestamp()`,
+      [agent_id],
+    );
+    if (row === undefined) return null;
+    const url = row['advertise_url'];
+    return { agent_id: String(row['agent_id']), holder: String(row['holder']), fencing_token: Number(row['fencing_token']), expires_at: String(row['expires_at']), advertise_url: url === null || url === undefined ? null : String(url) };
   }
 
   async read(agent_id: string): Promise<AgentLeaseState | null> {

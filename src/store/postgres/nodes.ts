@@ -52,10 +52,4 @@ export class NodeTable {
     const rows = await this.sql.query(`SELECT ${NODE_COLUMNS} FROM ${this.s}.nodes WHERE expires_at > statement_timestamp() ORDER BY node_id`);
     return rows.map(nodeRecord);
   }
-
-  /** The live node `node_id`, or `null`. */
-  async liveNode(node_id: string): Promise<NodeRecord | null> {
-    const [row] = await this.sql.query(`SELECT ${NODE_COLUMNS} FROM ${this.s}.nodes WHERE node_id = $1 AND expires_at > statement_timestamp()`, [node_id]);
-    return row === undefined ? null : nodeRecord(row);
-  }
 }

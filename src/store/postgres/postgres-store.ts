@@ -3,7 +3,6 @@ import { DomainError } from '../../domain/index.js';
 import type { AgentEvent, EventType } from '../../domain/index.js';
 import { assertAgentId, commitFence, eventId } from '../shared/commit-rules.js';
 import { assertFence } from '../shared/lease-rules.js';
-import { locationOf } from '../shared/node-rules.js';
 import { assertRosterQuery } from '../shared/roster-query.js';
 import { toJson } from '../shared/to-json.js';
 import { EventAnnouncements } from './event-announcements.js';
@@ -172,11 +171,7 @@ export class PostgresStore implements Store {
   }
 
   locateAgent(agent_id: string): Promise<AgentLocation | null> {
-    return this.run(`locating agent ${agent_id}`, async () => {
-      const lease = await this.agentLeaseTable().read(agent_id);
-      const node = lease?.live === true ? await this.nodeTable().liveNode(lease.holder) : null;
-      return locationOf(lease, node === null ? [] : [node]);
-    });
+    return this.run(`locating agent ${agent_id}`, () => this.agentLeaseTable().locate(agent_id));
   }
 
   async listAgentIds(): Promise<string[]> {
