@@ -1,5 +1,5 @@
 import { execSync } from 'node:child_process';
-import pg from 'pg';
+import { adminClient, createDatabase } from './lib/pg-admin.js';
 import { startThrowawayCluster, type ThrowawayCluster } from '../test/pg/throwaway-cluster.js';
 import { nodeFigures, type LoadObserver } from './lib/cluster-nodes.js';
 import { cpuBetween, formatCpu, machineSeconds, reapedChildrenSeconds, sampleCpu } from './lib/proc-cpu.js';
@@ -19,21 +19,9 @@ const SECONDS = Number(process.env['CLUSTER_NODE_SECONDS'] ?? 5);
 const LEASE_TTL_MS = Number(process.env['CLUSTER_LEASE_TTL_MS'] ?? 3_000);
 const CPU = process.env['CLUSTER_NODE_CPU'] === '1';
 
-async function database(cluster: ThrowawayCluster, name: string): Promise<string> {
-  const admin = new pg.Client({ host: cluster.socketDir, port: cluster.tcpPort, user: cluster.user, database: 'postgres' });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  return cluster.url(name);
-}
-
 /** Commits and WAL flushes so far, per database (`pg_stat_database`, `pg_stat_wal`). */
 async function pgCounters(cluster: ThrowawayCluster): Promise<{ commits: Map<string, number>; walSyncs: number; walWrites: number }> {
-  const client = new pg.Client({ host: cluster.socketDir, port: cluster.tcpPort, user: cluster.user, database: 'postgres' });
-  await client.connect();
+  const client = await adminClient(cluster);
   try {
     // Each backend reports its counters at most once a second (PostgreSQL 15): this gives them the time.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
@@ -83,7 +71,7 @@ async function main(): Promise<void> {
   process.stderr.write(`  ${new Date().toISOString()} uptime: ${execSync('uptime').toString().trim()}\n`);
   const cluster = await startThrowawayCluster();
   try {
-    const figures = await nodeFigures(await database(cluster, 'bench_one_node'), await database(cluster, 'bench_three_nodes'), SECONDS, LEASE_TTL_MS, CPU ? cpuObserver(cluster) : undefined);
+    const figures = await nodeFigures(await createDatabase(cluster, 'bench_one_node'), await createDatabase(cluster, 'bench_three_nodes'), SECONDS, LEASE_TTL_MS, CPU ? cpuObserver(cluster) : undefined);
     const { one, three, forwarded } = figures;
     const row = (name: string, value: number, unit: string): string => `${name.padEnd(44)} ${value.toFixed(value < 10 ? 3 : 1).padStart(8)} ${unit}`;
     console.log(

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import pg from 'pg';
 import { Runtime } from '../src/runtime/runtime.js';
 import { PostgresStore } from '../src/store/index.js';
-import { freePort, startThrowawayCluster, type ThrowawayCluster } from '../test/pg/throwaway-cluster.js';
+import { freePort, startThrowawayCluster } from '../test/pg/throwaway-cluster.js';
+import { adminClient, createDatabase } from './lib/pg-admin.js';
 import { Activity } from './lib/activity.js';
 import { createAgents, scratchDir } from './lib/fixtures.js';
 import { progress, runBenchmark } from './lib/harness.js';
@@ -37,17 +37,6 @@ const OPS_AGENTS = 100;
 const CONCURRENCY = 64;
 const NODE_SECONDS = Number(process.env['CLUSTER_NODE_SECONDS'] ?? 5);
 const NODE_LEASE_TTL_MS = Number(process.env['CLUSTER_LEASE_TTL_MS'] ?? 3_000);
-
-async function database(cluster: ThrowawayCluster, name: string): Promise<string> {
-  const admin = new pg.Client({ host: cluster.socketDir, port: cluster.tcpPort, user: cluster.user, database: 'postgres' });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  return cluster.url(name);
-}
 
 async function settle(runtime: Runtime): Promise<void> {
   const activity = new Activity(runtime);
@@ -163,8 +152,8 @@ async function restartsToReady(url: string): Promise<{ readyMs: number[]; rss: n
 runBenchmark('cluster', 6 * 3600_000, async () => {
   const cluster = await startThrowawayCluster();
   try {
-    const emptyUrl = await database(cluster, 'bench_empty');
-    const fullUrl = await database(cluster, 'bench_full');
+    const emptyUrl = await createDatabase(cluster, 'bench_empty');
+    const fullUrl = await createDatabase(cluster, 'bench_full');
     const empty = await restartsToReady(emptyUrl);
 
     const lowdbDir = scratchDir('cluster-lowdb');
@@ -180,8 +169,7 @@ runBenchmark('cluster', 6 * 3600_000, async () => {
     const pgOps = await throughput(pgRuntime);
     await pgRuntime.close();
 
-    const admin = new pg.Client({ host: cluster.socketDir, port: cluster.tcpPort, user: cluster.user, database: 'bench_full' });
-    await admin.connect();
+    const admin = await adminClient(cluster, 'bench_full');
     let total: number;
     let fillRate = 0;
     try {
@@ -194,7 +182,7 @@ runBenchmark('cluster', 6 * 3600_000, async () => {
     }
     const lookups = await lookupFigures(fullUrl, total);
     const full = await restartsToReady(fullUrl);
-    const nodes = await nodeFigures(await database(cluster, 'bench_one_node'), await database(cluster, 'bench_three_nodes'), NODE_SECONDS, NODE_LEASE_TTL_MS);
+    const nodes = await nodeFigures(await createDatabase(cluster, 'bench_one_node'), await createDatabase(cluster, 'bench_three_nodes'), NODE_SECONDS, NODE_LEASE_TTL_MS);
     const ratio = (value: number, base: number): number => value / base;
     const ge = (name: string, value: number, bound: number): Metric => ({ name, unit: '×', samples: [value], target: `≥ ${bound}`, met: value >= bound });
     const metrics: Metric[] = [

@@ -2,7 +2,7 @@ import { execSync } from 'node:child_process';
 import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import { adminClient } from './lib/pg-admin.js';
 import { call } from '../test/http/helpers.js';
 import { startNodes, type ClusterNode } from '../test/cluster/harness.js';
 import { startThrowawayCluster } from '../test/pg/throwaway-cluster.js';
@@ -38,8 +38,7 @@ async function main(): Promise<void> {
   mkdirSync(scratch);
   process.stderr.write(`  ${new Date().toISOString()} ${label}; uptime: ${execSync('uptime').toString().trim()}\n`);
   const cluster = await startThrowawayCluster();
-  const admin = new pg.Client({ host: cluster.socketDir, port: cluster.tcpPort, user: cluster.user, database: 'postgres' });
-  await admin.connect();
+  const admin = await adminClient(cluster);
   await admin.query('CREATE DATABASE bench_prof');
   // Counts commit_batch calls (one per group commit) in pg_stat_user_functions.
   await admin.query("ALTER DATABASE bench_prof SET track_functions = 'pl'");
@@ -84,8 +83,7 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     process.stderr.write(`  the same nodes idle for 5 s:\n${formatCpu(cpuBetween(idleBefore, sampleCpu([process.pid, cluster.pid])), 5)}\n`);
     await Promise.all(nodes.map((node) => node.stop()));
-    const db = new pg.Client({ host: cluster.socketDir, port: cluster.tcpPort, user: cluster.user, database: 'bench_prof' });
-    await db.connect();
+    const db = await adminClient(cluster, 'bench_prof');
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     const fns = await db.query<{ funcname: string; calls: string; self_time: number }>('SELECT funcname, calls, self_time FROM pg_stat_user_functions ORDER BY calls DESC');
     await db.end();

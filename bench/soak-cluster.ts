@@ -7,7 +7,7 @@
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
+import { createDatabase } from './lib/pg-admin.js';
 import { runChaos } from '../test/cluster/chaos.js';
 import { checkCluster } from '../test/cluster/checker.js';
 import { startNodes } from '../test/cluster/harness.js';
@@ -25,10 +25,7 @@ const { values } = parseArgs({
 });
 const ttl = Number(values.ttl);
 const cluster = await startThrowawayCluster();
-const admin = new pg.Client({ host: cluster.socketDir, port: cluster.tcpPort, user: cluster.user, database: 'postgres' });
-await admin.connect();
-await admin.query('CREATE DATABASE soak');
-await admin.end();
+await createDatabase(cluster, 'soak');
 const started = Date.now();
 console.log(`soak:cluster: seed=${values.seed} seconds=${values.seconds} agents=${values.agents} ttl=${ttl} ms loadavg=${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 const set = await startNodes({ storeUrl: cluster.url('soak'), count: 3, args: ['--lease-ttl-ms', String(ttl)] });
