@@ -4,7 +4,7 @@ import { assertExpectedVersion, eventId } from '../shared/commit-rules.js';
 import type { CommitFence } from '../shared/commit-rules.js';
 import { DocJson } from '../shared/doc-json.js';
 import type { DocField } from '../shared/doc-json.js';
-import { GroupQueue } from '../shared/group-queue.js';
+import { KeyedGroupQueue } from '../shared/keyed-group-queue.js';
 import { toJson } from '../shared/to-json.js';
 import type { CommitResult, NewEvent } from '../store.js';
 import type { Row, SqlQuery } from './sql-client.js';
@@ -44,6 +44,12 @@ interface CommittedDoc {
 
 /** Commits per call at most: a few MiB of parameters, and a batch still lands in tens of ms. */
 export const MAX_BATCH = 1000;
+/**
+ * Batches in flight at once, over disjoint agents (each on its own pooled connection): one batch
+ * at a time left the node idle 40% of a durable prompt load, waiting on the round trip and the
+ * WAL flush (bench/BENCHMARKS.md, stop 26).
+ */
+export const BATCHES_IN_FLIGHT = 2;
 
 /** SQLSTATEs after which the whole transaction rolled back and running it again is safe. */
 const RETRYABLE = new Set(['40P01', '40001']);
@@ -158,8 +164,9 @@ function outcome(commit: PreparedCommit, row: Row | undefined): CommitResult | D
 }
 
 /**
- * Group commit across agents: every commit queued while a call runs joins the next batch (up to
- * `MAX_BATCH`), and a batch is ONE `commit_batch` call: one round trip, one transaction, one WAL
+ * Group commit across agents: every commit queued while the calls run joins a next batch (up to
+ * `MAX_BATCH`; `BATCHES_IN_FLIGHT` calls at once over disjoint agents, so an agent's commits land in
+ * order), and a batch is ONE `commit_batch` call: one round trip, one transaction, one WAL
  * flush. A stale or fenced commit fails alone; a failed call fails its batch with
  * `store_unavailable` (its outcome is then unknown: the caller reloads the agent).
  *
@@ -168,7 +175,7 @@ function outcome(commit: PreparedCommit, row: Row | undefined): CommitResult | D
  * database holds it); otherwise whole. Most commits change a few fields of a document of kilobytes.
  */
 export class CommitBatcher {
-  private readonly queue = new GroupQueue<QueuedCommit>((batch) => this.flush(batch), MAX_BATCH);
+  private readonly queue = new KeyedGroupQueue<QueuedCommit & { key: string }>((batch) => this.flush(batch), { maxBatch: MAX_BATCH, maxInFlight: BATCHES_IN_FLIGHT });
   private readonly call: string;
   private readonly docJson = new DocJson();
   private readonly committed = new Map<string, CommittedDoc>();
@@ -182,7 +189,7 @@ export class CommitBatcher {
   }
 
   push(commit: Omit<QueuedCommit, 'resolve' | 'reject'>): Promise<CommitResult> {
-    return new Promise((resolve, reject) => this.queue.push({ ...commit, resolve, reject }));
+    return new Promise((resolve, reject) => this.queue.push({ ...commit, key: commit.agent_id, resolve, reject }));
   }
 
   /** The agent's next commit writes its whole document. */
