@@ -129,11 +129,10 @@ async function restartToReady(url: string): Promise<{ readyMs: number; rss: numb
  * copies (the store's trigger-hash index) and 5 `ListAgents` first pages; checks a copy is a
  * sleeping agent of its own.
  */
-async function lookupFigures(url: string, total: number): Promise<{ capabilityMs: number[]; listingMs: number[] }> {
+async function lookupFigures(url: string, total: number, copies: number): Promise<{ capabilityMs: number[]; listingMs: number[] }> {
   const store = new PostgresStore({ url });
   const runtime = await Runtime.open({ store, nodeId: 'bench-lookups' });
   try {
-    const copies = total - CREATED - OPS_AGENTS - 1;
     const capabilityMs: number[] = [];
     for (let k = 1; k <= Math.min(20, copies); k++) {
       const i = Math.max(1, Math.floor((k * copies) / 20));
@@ -194,16 +193,17 @@ runBenchmark('cluster', 6 * 3600_000, async () => {
 
     const admin = await adminClient(cluster, 'bench_full');
     let total: number;
+    let copies = 0;
     let fillRate = 0;
     try {
       const present = async () => Number((await admin.query('SELECT count(*) AS n FROM holon.agents')).rows[0]?.n);
-      const copies = Math.max(0, AGENTS - (await present()));
+      copies = Math.max(0, AGENTS - (await present()));
       if (copies > 0) fillRate = await fillWithCopies(admin, 'holon', TEMPLATE, COPY, copies);
       total = await present();
     } finally {
       await admin.end();
     }
-    const lookups = await lookupFigures(fullUrl, total);
+    const lookups = await lookupFigures(fullUrl, total, copies);
     const full = await restartsToReady(fullUrl);
     const nodes = await nodeFigures(await createDatabase(cluster, 'bench_one_node'), await createDatabase(cluster, 'bench_three_nodes'), NODE_SECONDS, NODE_LEASE_TTL_MS);
     const ratio = (value: number, base: number): number => value / base;
