@@ -1,4 +1,5 @@
 import type { AgentListEntry } from '../../domain/index.js';
+import { indexAfter } from '../../store/shared/roster-query.js';
 import { compactHash, type AgentRoster } from '../agent/roster.js';
 import type { Page } from '../api.js';
 
@@ -98,14 +99,7 @@ export class ResidentRoster {
    */
   page(after: string | undefined, limit: number, filter: RosterFilter = {}): { ids: string[]; more: boolean } {
     const ids = this.ids();
-    // Binary search: a listing pages through 100,000 agents without scanning them per page.
-    let low = 0;
-    let high = ids.length;
-    while (after !== undefined && low < high) {
-      const middle = (low + high) >>> 1;
-      if ((ids[middle] as string) > after) high = middle;
-      else low = middle + 1;
-    }
+    const low = indexAfter(ids, after);
     if (filter.q === undefined && filter.status === undefined) return { ids: ids.slice(low, low + limit), more: low + limit < ids.length };
     this.lowered ??= ids.map((id) => id.toLowerCase());
     const q = filter.q?.toLowerCase();

@@ -14,19 +14,25 @@ export function assertRosterQuery(query: RosterQuery): void {
   }
 }
 
+/** The index of the first of the sorted `ids` after `after` (0 without it): a binary search, so a listing pages through 100,000 agents without scanning them per page. */
+export function indexAfter(ids: readonly string[], after: string | undefined): number {
+  let low = 0;
+  let high = ids.length;
+  while (after !== undefined && low < high) {
+    const middle = (low + high) >>> 1;
+    if ((ids[middle] as string) > after) high = middle;
+    else low = middle + 1;
+  }
+  return low;
+}
+
 /**
  * `listRosterPage` over sorted ids held in memory (the memory and lowdb stores): a binary search
  * to the cursor, then a scan that keeps the matching entries, as the PostgreSQL store's query does.
  */
 export function rosterPageOf(ids: readonly string[], read: (id: string) => HeldRoster | undefined, query: RosterQuery): RosterPage {
   assertRosterQuery(query);
-  let low = 0;
-  let high = ids.length;
-  while (query.after !== undefined && low < high) {
-    const middle = (low + high) >>> 1;
-    if ((ids[middle] as string) > query.after) high = middle;
-    else low = middle + 1;
-  }
+  const low = indexAfter(ids, query.after);
   const needle = query.id_contains?.toLowerCase();
   const entries: RosterEntry[] = [];
   for (let i = low; i < ids.length; i++) {
