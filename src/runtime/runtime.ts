@@ -168,7 +168,7 @@ export class Runtime implements RuntimeApi {
     // Flows, each over the records it combines.
     this.records = new AgentRecords({ cells: this.cells, timers: this.timers, alarms: this.alarms, stamp: this.stamp, mayFire: (agentId) => !this.lease.isLost && this.placement.mayFire(agentId) });
     const invocations = new InvocationResults(this.cells);
-    this.turns = new Turns({ cells: this.cells, runner, offers: this.offers, turnLeaseMs: options.turnLeaseMs, turnMaxMessages: options.turnMaxMessages, subscribe: (agentId, listener) => this.bus.subscribe(agentId, listener), timers: this.timers, invocations, launch: (agentId, taskId) => this.taskProcesses.launchAfterCommit(agentId, taskId) });
+    this.turns = new Turns({ cells: this.cells, runner, offers: this.offers, turnLeaseMs: options.turnLeaseMs, turnMaxMessages: options.turnMaxMessages, subscribe: (agentId, listener) => this.bus.subscribe(agentId, listener), timers: this.timers, invocations, launch: (agentId, taskId) => this.taskProcesses.launchAfterCommit(agentId, taskId), claimNext: (tx) => this.scheduler.claimOn(tx) });
     this.lifecycle = new Lifecycle({ options, stamp: this.stamp, timers: this.timers, processes: this.processes, turns: this.turns });
     this.scheduler = new Scheduler(this.cells, this.lifecycle, this.turns, () => !this.lease.isLost);
     this.ingress = new Ingress(this.cells, (token) => placement.callbackAgent(token), new InboxBounds({ maxMessages: options.inboxMaxMessages, maxBytes: options.inboxMaxBytes, maxInFlight: options.ingressMaxInFlight }));

@@ -152,6 +152,28 @@ describe("scheduler steps (durableBefore: 'asked')", () => {
     expect(next.messages.map((m) => textOf(m.body))).toEqual(['two']);
   });
 
+  it('a message queued while a turn runs is claimed in the commit that finishes the turn: no commit of its own, no sleep between', async () => {
+    const { runtime, store } = await heldAgent();
+    await runtime.prompt('a', { text: 'one' });
+    const first = await eventually(async () => (await runtime.claimTurn({ wait_ms: 0 })) ?? undefined, 5_000, 'the turn offered');
+    await runtime.prompt('a', { text: 'two' });
+    store.holding = true;
+    const completed = runtime.completeTurn(first.run_id, { claim_id: first.claim_id, actions: [], text: 'done' });
+    await eventually(() => store.held.length === 1, 5_000, "the turn's result handed to the store");
+    const finish = store.held[0]?.commit;
+    // The finish, the next turn's decision and its start, in that order, in one commit.
+    expect(types(finish).filter((t) => ['turn_finished', 'scheduler_decision', 'continuation_resolved', 'turn_started'].includes(t))).toEqual(['turn_finished', 'scheduler_decision', 'continuation_resolved', 'turn_started']);
+    expect(finish?.events.some((e) => e.type === 'transition_committed' && e.payload['to_phase'] === 'sleeping')).toBe(false);
+    store.holding = false;
+    store.releaseNext();
+    expect(await completed).toEqual({ run_id: first.run_id, applied: true });
+    const next = await eventually(async () => (await runtime.claimTurn({ wait_ms: 0 })) ?? undefined, 5_000, 'the next turn offered');
+    expect(next.messages.map((m) => textOf(m.body))).toEqual(['two']);
+    expect(await eventsOfType(runtime, 'a', 'turn_started')).toHaveLength(2);
+    const woken = (await eventsOfType(runtime, 'a', 'transition_committed')).filter((e) => e.payload['to_phase'] === 'waking');
+    expect(woken).toHaveLength(1);
+  });
+
   it("an operation that waits in the lane (durableBefore: 'start'), asked while a step waits to join, runs after the step", async () => {
     const { runtime, store } = await heldAgent();
     const { two, three } = await stepWaitingBehindTwo(runtime, store);

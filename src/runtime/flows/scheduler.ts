@@ -33,6 +33,17 @@ export class Scheduler {
     this.steps.ask(agentId);
   }
 
+  /**
+   * On the draft that finished a turn: when the step would claim the queue's head next, claims
+   * it there, so the next turn starts in the finish's commit instead of a commit of its own
+   * (any other decision — a hint's replay, IDLE and the sleep — is left to the step the
+   * finish's kick asks for, which also gives inputs a commit's time to join the agent awake).
+   */
+  async claimOn(tx: Tx): Promise<void> {
+    if (this.cells.isClosing || !this.acting()) return;
+    await this.decide(tx, 'claim_only');
+  }
+
   private async step(agentId: string): Promise<void> {
     const cell = this.cells.get(agentId);
     if (!cell || this.cells.isClosing) return;
@@ -55,10 +66,11 @@ export class Scheduler {
     return this.decide(tx);
   }
 
-  /** `schedule` on the draft. */
-  private async decide(tx: Tx): Promise<boolean> {
+  /** `schedule` on the draft; `claim_only`: unless it claims the head, it decides nothing. */
+  private async decide(tx: Tx, only?: 'claim_only'): Promise<boolean> {
     const doc = tx.doc;
-    if (!['active', 'sleeping'].includes(doc.state.phase)) return false;
+    if (only ? doc.state.phase !== 'active' : !['active', 'sleeping'].includes(doc.state.phase)) return false;
+    if (only && doc.state.status === 'stopped') return false;
     if (doc.state.status === 'stopped') {
       // Stopped, like asleep, holds no compute once nothing is in flight: the actor goes, its
       // snapshot stays (Start, or a task's end, rehydrates it).
@@ -90,6 +102,7 @@ export class Scheduler {
       await this.turns.claim(tx, head);
       return false;
     }
+    if (only) return false;
     // Ref §6.6: a pending wake hint first, then runnable work; each decision is the contract's.
     const hint = doc.pending_wake_hint;
     if (hint) {

@@ -43,6 +43,8 @@ export interface TurnsDeps {
   invocations: InvocationResults;
   /** A command task created by a turn starts once the turn's commit is durable. */
   launch(agentId: string, taskId: string): void;
+  /** On the draft that finished a turn: the next turn's claim, if the scheduler would claim next (`Scheduler.claimOn`). */
+  claimNext(tx: Tx): Promise<void>;
 }
 
 /**
@@ -218,6 +220,7 @@ export class Turns {
       if (completed !== null) throw new DomainError('lease_lost', `turn ${runId} was completed already under claim ${claimId}`);
       if (tx.doc.state.current_run_id !== runId) throw new DomainError('stale_run_id', `run ${runId} is no longer current`);
       this.finish(tx, runId, result);
+      await this.deps.claimNext(tx);
       return { run_id: runId, applied: true };
     }, options);
   }
@@ -238,6 +241,7 @@ export class Turns {
         return;
       }
       this.finish(tx, offer.run_id, result);
+      await this.deps.claimNext(tx);
     }, { pipelined: true }).catch(() => undefined);
   }
 
