@@ -275,7 +275,7 @@ runBenchmark('pgstore', 12 * 60_000, async () => {
     );
     notes.push(
       'a commit is acknowledged once its batch is committed: one commit_batch call (one round trip, one transaction, one WAL flush) per batch; lowdb: one fdatasync of its write-ahead log per batch',
-      "both stores write only the top-level fields a commit changed (its document shares the rest with the version before): lowdb as a log record's patch, PostgreSQL as rows of agent_fields; lowdb also logs a changed list as a delta of its entries",
+      "both stores write only the top-level fields a commit changed (its document shares the rest with the version before): lowdb as a log record's patch, PostgreSQL as rows of agent_fields; both write a changed list or record as a delta of its entries (PostgreSQL appends it to the field's row, schema 6)",
       'driver rows: batchArguments of updates to distinct agents, each carrying its whole document (about 4 KiB), the same calls through both drivers, interleaved and alternating which goes first',
       "WAL syncs are the cluster's (pg_stat_wal): the commit's flush plus the WAL writer's background ones and segment ends while a batch's few MiB of WAL are written",
       `${RUNS} runs`,

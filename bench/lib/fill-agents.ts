@@ -40,8 +40,8 @@ export async function fillWithCopies(client: pg.Client, schema: string, template
         params(from, to),
       );
       await client.query(
-        `${copies} INSERT INTO ${s}.agent_fields (agent_id, name, ord, json)
-         SELECT m.id, f.name, f.ord, ${sub('f.json')} FROM m, ${s}.agent_fields f WHERE f.agent_id = $3`,
+        `${copies} INSERT INTO ${s}.agent_fields (agent_id, name, ord, json, deltas)
+         SELECT m.id, f.name, f.ord, ${sub('f.json')}, ${sub('f.deltas')} FROM m, ${s}.agent_fields f WHERE f.agent_id = $3`,
         params(from, to),
       );
       await client.query(

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/index.js';
+import { MAX_FIELD_DELTAS } from '../../src/store/postgres/commit-batch.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/store/postgres/schema.js';
 import { testDatabase } from '../pg/shared-cluster.js';
 import { at, commitOf, newEvents, rejection, T0, TTL_MS } from './contract.js';
@@ -87,6 +88,27 @@ if (db === null) {
       expect((await admin.query(`SELECT version FROM ${schema}.schema_version`)).rows).toEqual([{ version: SCHEMA_VERSION }]);
       expect(await node.agentForTriggerHash('hOld2')).toBe('agent-old');
       expect(await node.agentForTriggerHash('hOld')).toBe('agent-old');
+    });
+
+    it('migrates a schema at version 5 to 6 keeping its documents, which then take field deltas', async () => {
+      const schema = newSchema();
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      await admin.query(`CREATE TABLE ${schema}.schema_version (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), version int NOT NULL, migrated_at timestamptz NOT NULL DEFAULT now())`);
+      for (const migration of MIGRATIONS.slice(0, 5)) await admin.query(migration(`"${schema}"`, schema));
+      await admin.query(`INSERT INTO ${schema}.schema_version (version) VALUES (5)`);
+      await admin.query(`INSERT INTO ${schema}.agents (agent_id, version, last_event_seq, fence, fencing_token) VALUES ('agent-old', 1, 0, 's', 1)`);
+      await admin.query(`INSERT INTO ${schema}.agent_fields (agent_id, name, ord, json) VALUES ('agent-old', '"a"', 0, '1'), ('agent-old', '"list"', 1, '[{"n":0}]')`);
+      const node = await opened1(schema);
+      expect((await admin.query(`SELECT version FROM ${schema}.schema_version`)).rows).toEqual([{ version: SCHEMA_VERSION }]);
+      const old = await node.loadAgent('agent-old');
+      expect(old).toEqual({ version: 1, doc: { a: 1, list: [{ n: 0 }] }, last_event_seq: 0 });
+      const lease = await node.acquireLease('a', TTL_MS, T0);
+      const doc = old!.doc as { a: number; list: Array<{ n: number }> };
+      await node.commit(commitOf(lease, 'agent-old', 1, doc));
+      const next = { a: 2, list: [...doc.list, { n: 1 }] };
+      await node.commit(commitOf(lease, 'agent-old', 2, next));
+      expect((await admin.query(`SELECT deltas FROM ${schema}.agent_fields WHERE agent_id = 'agent-old' AND name = '"list"'`)).rows).toEqual([{ deltas: '{"a":[[0,1],{"v":{"n":1}}]}' }]);
+      expect(await node.loadAgent('agent-old')).toEqual({ version: 3, doc: next, last_event_seq: 0 });
     });
 
     it('reopens a migrated schema without touching it', async () => {
@@ -254,6 +276,60 @@ if (db === null) {
       expect(after['"big"']).toBe(before['"big"']);
       expect(after['"small"']).not.toBe(before['"small"']);
       expect(await node.loadAgent('agent-0')).toEqual({ version: 2, doc: next, last_event_seq: 0 });
+    });
+
+    it('writes a list or record that changed by a few entries as a delta, whole again after MAX_FIELD_DELTAS, and loads it in its key order', async () => {
+      const schema = newSchema();
+      const node = await opened1(schema);
+      const lease = await node.acquireLease('a', TTL_MS, T0);
+      const message = (n: number) => ({ n, text: 'x'.repeat(200) });
+      let doc: { first: number; queue: Array<{ n: number; text: string }>; byId: Record<string, { n: number }>; last: string } = {
+        first: 0,
+        queue: [message(0), message(1)],
+        byId: { m0: { n: 0 } },
+        last: 'end',
+      };
+      let version = (await node.commit(commitOf(lease, 'agent-d', null, doc))).version;
+      type FieldRow = { name: string; json: string; deltas: string | null };
+      const stored = async (): Promise<Record<string, FieldRow>> =>
+        Object.fromEntries((await admin.query<FieldRow>(`SELECT name, json, deltas FROM ${schema}.agent_fields WHERE agent_id = 'agent-d'`)).rows.map((r) => [r.name, r]));
+      const queueJson = (await stored())['"queue"']!.json;
+      // Every change: drop the oldest message, append one, and add a record entry.
+      for (let i = 1; i <= MAX_FIELD_DELTAS + 2; i++) {
+        doc = { ...doc, first: i, queue: [...doc.queue.slice(1), message(i + 1)], byId: { ...doc.byId, [`m${i}`]: { n: i } } };
+        version = (await node.commit(commitOf(lease, 'agent-d', version, doc))).version;
+        const rows = await stored();
+        if (i <= MAX_FIELD_DELTAS) {
+          expect(rows['"queue"']!.json).toBe(queueJson);
+          expect(rows['"queue"']!.deltas?.split('\n')).toHaveLength(i);
+          expect(rows['"byId"']!.deltas?.split('\n')).toHaveLength(i);
+        } else {
+          // The row held MAX_FIELD_DELTAS: this change wrote the field whole, then deltas start again.
+          expect(rows['"queue"']!.deltas?.split('\n').length ?? 0).toBe(i - MAX_FIELD_DELTAS - 1);
+          expect(JSON.parse(rows['"queue"']!.json)).toHaveLength(2);
+        }
+        expect(rows['"first"']!.deltas).toBeNull();
+        // Another store instance (a node taking the agent over) reads the same document, keys in order.
+        const loaded = await (await opened1(schema)).loadAgent('agent-d');
+        expect(loaded).toEqual({ version, doc, last_event_seq: 0 });
+        expect(JSON.stringify(loaded!.doc)).toBe(JSON.stringify(doc));
+      }
+      // A whole rewrite (after eviction) clears the deltas.
+      node.evictAgent('agent-d');
+      doc = { ...doc, queue: [...doc.queue, message(99)] };
+      version = (await node.commit(commitOf(lease, 'agent-d', version, doc))).version;
+      expect(Object.values(await stored()).map((r) => r.deltas)).toEqual([null, null, null, null]);
+      expect(await node.loadAgent('agent-d')).toEqual({ version, doc, last_event_seq: 0 });
+    });
+
+    it('refuses to load a document whose stored deltas do not apply', async () => {
+      const schema = newSchema();
+      const node = await opened1(schema);
+      const lease = await node.acquireLease('a', TTL_MS, T0);
+      await node.commit(commitOf(lease, 'agent-x', null, { list: [{ n: 0 }] }));
+      await admin.query(`UPDATE ${schema}.agent_fields SET deltas = '{"a":[[0,5]]}' WHERE agent_id = 'agent-x'`);
+      const error = await rejection(node.loadAgent('agent-x'), 'store_unavailable');
+      expect(error.message).toMatch(/agent agent-x: the stored deltas of field list do not apply to its value: .*outside the previous array of 1/);
     });
 
     it('rewrites the whole document when a field goes away, after eviction, and for values that are not records', async () => {

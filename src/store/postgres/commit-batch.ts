@@ -36,11 +36,22 @@ export interface QueuedCommit extends Omit<PreparedCommit, 'doc'> {
   reject(err: unknown): void;
 }
 
-/** An agent's last document committed through this store instance, the base of its next patch. */
+/**
+ * An agent's last document committed through this store instance, the base of its next patch, and
+ * how many `FieldDelta`s each field's row holds since it was last written whole (by JSON name).
+ */
 interface CommittedDoc {
   version: number;
   doc: unknown;
+  deltas: ReadonlyMap<string, number>;
 }
+
+/**
+ * Deltas a field's row holds at most (schema migration 6): the next change writes it whole. A
+ * delta is a message or a record and a few slices, so the row stays well under the field's size,
+ * and a load applies at most this many.
+ */
+export const MAX_FIELD_DELTAS = 16;
 
 /** Commits per call at most: a few MiB of parameters, and a batch still lands in tens of ms. */
 export const MAX_BATCH = 1000;
@@ -73,6 +84,7 @@ export function batchArguments(commits: readonly PreparedCommit[]): unknown[] {
   const f_agent: string[] = [];
   const f_name: string[] = [];
   const f_json: string[] = [];
+  const f_delta: boolean[] = [];
   for (const commit of commits) {
     const round = (seen.get(commit.agent_id) ?? 0) + 1;
     seen.set(commit.agent_id, round);
@@ -84,6 +96,7 @@ export function batchArguments(commits: readonly PreparedCommit[]): unknown[] {
         f_agent.push(commit.agent_id);
         f_name.push(field.name);
         f_json.push(field.json);
+        f_delta.push(field.delta);
       }
     }
     commit.events.forEach((event, i) => {
@@ -111,6 +124,7 @@ export function batchArguments(commits: readonly PreparedCommit[]): unknown[] {
     joined(f_agent),
     joined(f_name),
     joined(f_json),
+    f_delta,
     e_round,
     e_ord,
     joined(e_agent),
@@ -121,7 +135,7 @@ export function batchArguments(commits: readonly PreparedCommit[]): unknown[] {
 }
 
 export function commitBatchCall(s: string): string {
-  return `SELECT idx, outcome, version, base_seq, current_version, current_token, current_holder FROM ${s}.commit_batch(${Array.from({ length: 20 }, (_, i) => `$${i + 1}`).join(', ')})`;
+  return `SELECT idx, outcome, version, base_seq, current_version, current_token, current_holder FROM ${s}.commit_batch(${Array.from({ length: 21 }, (_, i) => `$${i + 1}`).join(', ')})`;
 }
 
 /** What a commit's row says: its result, or the error it fails alone with. */
@@ -202,12 +216,15 @@ export class CommitBatcher {
     return this.queue.idle();
   }
 
-  /** What the commit writes of its document; the first commit of an agent in a batch may patch. */
+  /**
+   * What the commit writes of its document; the first commit of an agent in a batch may patch,
+   * writing a changed list or record as a delta while its row holds fewer than `MAX_FIELD_DELTAS`.
+   */
   private docWrite(commit: QueuedCommit, first: boolean): DocWrite {
     const base = first ? this.committed.get(commit.agent_id) : undefined;
     return toJson('document', (): DocWrite => {
       if (base !== undefined && base.version === commit.expected_version) {
-        const changed = this.docJson.fields(commit.doc, base.doc);
+        const changed = this.docJson.fields(commit.doc, base.doc, (name) => (base.deltas.get(name) ?? 0) < MAX_FIELD_DELTAS);
         if (changed !== null) return { mode: 'patch', fields: changed };
       }
       const fields = this.docJson.fields(commit.doc);
@@ -250,8 +267,19 @@ export class CommitBatcher {
         commit.reject(result);
         return;
       }
-      this.committed.set(commit.agent_id, { version: result.version, doc: commit.doc });
+      this.committed.set(commit.agent_id, { version: result.version, doc: commit.doc, deltas: deltasAfter(prepared[i] as PreparedCommit, this.committed.get(commit.agent_id)) });
       commit.resolve(result);
     });
   }
+}
+
+/** The deltas each field's row holds once `commit` is written over `base` (a whole write holds none). */
+function deltasAfter(commit: PreparedCommit, base: CommittedDoc | undefined): ReadonlyMap<string, number> {
+  if (commit.doc.mode !== 'patch' || base === undefined) return new Map();
+  const deltas = new Map(base.deltas);
+  for (const field of commit.doc.fields) {
+    if (field.delta) deltas.set(field.name, (deltas.get(field.name) ?? 0) + 1);
+    else deltas.delete(field.name);
+  }
+  return deltas;
 }

@@ -3,6 +3,7 @@ import { DomainError } from '../../domain/index.js';
 import type { AgentEvent, EventType } from '../../domain/index.js';
 import { assertAgentId, commitFence, eventId } from '../shared/commit-rules.js';
 import { assertFence } from '../shared/lease-rules.js';
+import { applyFieldDelta, FieldDelta } from '../shared/doc-json.js';
 import { assertRosterQuery } from '../shared/roster-query.js';
 import { toJson } from '../shared/to-json.js';
 import { EventAnnouncements } from './event-announcements.js';
@@ -208,16 +209,22 @@ export class PostgresStore implements Store {
 
   async loadAgent(agent_id: string): Promise<StoredAgent | null> {
     assertAgentId(agent_id);
-    // A record is assembled from its fields (keys and values are JSON text already).
+    // A record is assembled from its fields (keys and values are JSON text already); a field with
+    // deltas (migration 6) holds its place as `null` and comes whole with them in `patched`.
     const [row] = await this.query(
       `loading agent ${agent_id}`,
       `SELECT a.version, a.last_event_seq, COALESCE(a.doc, '{' || COALESCE(
-         (SELECT string_agg(f.name || ':' || f.json, ',' ORDER BY f.ord) FROM ${this.s}.agent_fields f WHERE f.agent_id = a.agent_id), '') || '}') AS doc
+         (SELECT string_agg(f.name || ':' || CASE WHEN f.deltas IS NULL THEN f.json ELSE 'null' END, ',' ORDER BY f.ord)
+          FROM ${this.s}.agent_fields f WHERE f.agent_id = a.agent_id), '') || '}') AS doc,
+         (SELECT string_agg(f.name || E'\n' || f.json || E'\n' || f.deltas, E'\n\n')
+          FROM ${this.s}.agent_fields f WHERE f.agent_id = a.agent_id AND f.deltas IS NOT NULL AND a.doc IS NULL) AS patched
        FROM ${this.s}.agents a WHERE a.agent_id = $1`,
       [agent_id],
     );
     if (row === undefined) return null;
-    return { version: Number(row['version']), last_event_seq: Number(row['last_event_seq']), doc: JSON.parse(String(row['doc'])) as unknown };
+    const doc = JSON.parse(String(row['doc'])) as unknown;
+    if (row['patched'] !== null) applyFieldDeltas(agent_id, doc as Record<string, unknown>, String(row['patched']));
+    return { version: Number(row['version']), last_event_seq: Number(row['last_event_seq']), doc };
   }
 
   /** Drops the agent's last committed document: its next commit writes the whole of it. */
@@ -388,4 +395,20 @@ export class PostgresStore implements Store {
 
 function rosterEntryOf(row: Record<string, unknown>): RosterEntry {
   return { agent_id: String(row['agent_id']), version: Number(row['version']), roster: row['roster'] === null ? null : (JSON.parse(String(row['roster'])) as unknown) };
+}
+
+/**
+ * Lays each field's deltas over its stored value, in `doc` (`patched`: per field, its JSON name,
+ * its value and its deltas on lines of their own; fields apart by an empty line).
+ */
+function applyFieldDeltas(agent_id: string, doc: Record<string, unknown>, patched: string): void {
+  for (const field of patched.split('\n\n')) {
+    const [name, json, ...deltas] = field.split('\n');
+    const key = JSON.parse(name as string) as string;
+    try {
+      doc[key] = deltas.reduce((value, delta) => applyFieldDelta(value, FieldDelta.parse(JSON.parse(delta))), JSON.parse(json as string) as unknown);
+    } catch (err) {
+      throw new DomainError('store_unavailable', `agent ${agent_id}: the stored deltas of field ${key} do not apply to its value: ${String(err)}`);
+    }
+  }
 }

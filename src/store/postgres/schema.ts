@@ -21,7 +21,7 @@ export function assertSchemaName(schema: string): void {
 }
 
 /** The version the code writes and reads. A database at a higher one is refused at open. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /**
  * The group-commit function: one call commits a whole batch in one transaction (one round trip,
@@ -38,12 +38,12 @@ export const SCHEMA_VERSION = 5;
  * a commit batch and a lease change cannot deadlock; the lease rows are held FOR SHARE to the end
  * of the transaction, so a takeover either waits for the batch or fences it.
  */
-function commitBatchFunction(s: string): string {
+function commitBatchFunction(s: string, fieldDeltas: boolean): string {
   return `
 CREATE FUNCTION ${s}.commit_batch(
   c_round int[], c_expected bigint[], c_store_token bigint[], c_agent_token bigint[], c_events int[], c_mode int[],
   c_agent text, c_doc text, c_roster text,
-  f_round int[], f_ord int[], f_agent text, f_name text, f_json text,
+  f_round int[], f_ord int[], f_agent text, f_name text, f_json text,${fieldDeltas ? ' f_delta boolean[],' : ''}
   e_round int[], e_ord int[], e_agent text, e_ts text, e_type text, e_payload text)
 RETURNS TABLE (idx int, outcome text, version bigint, base_seq bigint, current_version bigint, current_token bigint, current_holder text)
 LANGUAGE plpgsql AS $fn$
@@ -99,11 +99,11 @@ BEGIN
     ),
     w AS (SELECT * FROM upd UNION ALL SELECT * FROM ins),
     fl AS (
-      SELECT fr.agent_id, fr.name, fr.ord, fr.json
+      SELECT fr.agent_id, fr.name, fr.ord, fr.json${fieldDeltas ? ', fr.delta' : ''}
       FROM ROWS FROM (
           unnest(f_round), unnest(f_ord), string_to_table(f_agent, E'\\n'), string_to_table(f_name, E'\\n'),
-          string_to_table(f_json, E'\\n'))
-        AS fr(round, ord, agent_id, name, json)
+          string_to_table(f_json, E'\\n')${fieldDeltas ? ', unnest(f_delta)' : ''})
+        AS fr(round, ord, agent_id, name, json${fieldDeltas ? ', delta' : ''})
       WHERE fr.round = r
     ),
     fdel AS (
@@ -113,9 +113,9 @@ BEGIN
     ),
     fput AS (
       INSERT INTO ${s}.agent_fields (agent_id, name, ord, json)
-      SELECT fl.agent_id, fl.name, fl.ord, fl.json FROM fl JOIN w ON w.agent_id = fl.agent_id
-      ON CONFLICT (agent_id, name) DO UPDATE SET ord = EXCLUDED.ord, json = EXCLUDED.json
-    ),
+      SELECT fl.agent_id, fl.name, fl.ord, fl.json FROM fl JOIN w ON w.agent_id = fl.agent_id${fieldDeltas ? ' WHERE NOT fl.delta' : ''}
+      ON CONFLICT (agent_id, name) DO UPDATE SET ord = EXCLUDED.ord, json = EXCLUDED.json${fieldDeltas ? ', deltas = NULL' : ''}
+    ),${fieldDeltas ? fieldDeltaAppend(s) : ''}
     ev AS (
       INSERT INTO ${s}.events (agent_id, event_seq, ts, type, payload, version, fence, fencing_token)
       SELECT e.agent_id, w.base + e.ord, e.ts, e.type, e.payload, w.version, w.fence, w.fencing_token
@@ -135,6 +135,20 @@ BEGIN
   END LOOP;
 END
 $fn$;`;
+}
+
+/**
+ * Migration 6's part of `commit_batch`: a field sent as a `FieldDelta` (`f_delta`) is appended to
+ * its row's `deltas` (one per line) and leaves `json` as it was, so PostgreSQL keeps the stored
+ * (TOASTed) value and writes only the row and its few hundred bytes of delta.
+ */
+function fieldDeltaAppend(s: string): string {
+  return `
+    fpatch AS (
+      UPDATE ${s}.agent_fields af SET ord = fl.ord, deltas = COALESCE(af.deltas || E'\\n', '') || fl.json
+      FROM fl JOIN w ON w.agent_id = fl.agent_id
+      WHERE fl.delta AND af.agent_id = fl.agent_id AND af.name = fl.name
+    ),`;
 }
 
 /** Migration 1: the initial schema. */
@@ -215,7 +229,7 @@ CREATE TABLE ${s}.globals (
   key text COLLATE "C" PRIMARY KEY,
   value text NOT NULL
 );
-${commitBatchFunction(s)}`;
+${commitBatchFunction(s, false)}`;
 }
 
 /**
@@ -354,11 +368,28 @@ INSERT INTO ${s}.agent_capabilities (token_hash, agent_id)
   SELECT DISTINCT h, a.agent_id FROM ${s}.agents a, unnest(${s}.roster_trigger_hashes(a.roster)) AS h;`;
 }
 
+/** `commit_batch`'s argument types up to migration 5 (a function is dropped by its signature). */
+const COMMIT_BATCH_V1_ARGS = 'int[], bigint[], bigint[], bigint[], int[], int[], text, text, text, int[], int[], text, text, text, int[], int[], text, text, text, text';
+
+/**
+ * Migration 6: a list or record field that changed by a few entries is written as a `FieldDelta`
+ * (doc-json.ts) appended to `agent_fields.deltas`, one per line, instead of whole: an agent's queue
+ * of tens of messages was rewritten (and TOASTed, and WAL-logged) on every commit that touched one
+ * message. A reader lays the deltas over `json` in order; the writer sends the whole field again
+ * after a bounded number of them (`CommitBatcher`), which clears `deltas`.
+ */
+function fieldDeltas(s: string): string {
+  return `
+ALTER TABLE ${s}.agent_fields ADD COLUMN deltas text;
+DROP FUNCTION ${s}.commit_batch(${COMMIT_BATCH_V1_ARGS});
+${commitBatchFunction(s, true)}`;
+}
+
 /** The channel every schema's committed events are announced on (migration 4); the payload names the schema. */
 export const EVENTS_CHANNEL = 'holon_events';
 
 /** `MIGRATIONS[n - 1]` is migration `n`; given the quoted schema name and the bare one. */
-export const MIGRATIONS: ReadonlyArray<(s: string, schema: string) => string> = [initial, cluster, leaseGrants, eventsAnnounced, triggerHashes];
+export const MIGRATIONS: ReadonlyArray<(s: string, schema: string) => string> = [initial, cluster, leaseGrants, eventsAnnounced, triggerHashes, fieldDeltas];
 
 /** The quoted schema name as it appears in SQL. */
 export function quoted(schema: string): string {

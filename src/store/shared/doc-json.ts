@@ -22,10 +22,12 @@ export class DocJson {
   /**
    * The document's top-level fields (`DocField`s, in order), leaving
    * out what JSON leaves out; with `previous`, only the fields that are not its very objects (or
-   * equal primitives). `null` when `doc` is not a plain record, or (with `previous`) when
-   * `previous` is not one or a field was removed: then only a whole rewrite says it.
+   * equal primitives), each as a `FieldDelta` against its previous value where `asDelta` allows
+   * it (by the field's JSON name) and one can say it. `null` when `doc` is not a plain record, or
+   * (with `previous`) when `previous` is not one or a field was removed: then only a whole rewrite
+   * says it.
    */
-  fields(doc: unknown, previous?: unknown): DocField[] | null {
+  fields(doc: unknown, previous?: unknown, asDelta?: (name: string) => boolean): DocField[] | null {
     if (!isRecord(doc)) return null;
     let before: Record<string, unknown> | null = null;
     if (previous !== undefined) {
@@ -39,8 +41,14 @@ export class DocJson {
       const key = keys[ord] as string;
       const value = doc[key];
       if (before !== null && value === before[key]) continue;
+      const name = JSON.stringify(key);
+      const delta = before !== null && asDelta?.(name) === true ? this.delta(value, before[key]) : null;
+      if (delta !== null) {
+        fields.push({ name, ord, json: delta, delta: true });
+        continue;
+      }
       const json = valueJson(value, (part) => this.field(part));
-      if (json !== undefined) fields.push({ name: JSON.stringify(key), ord, json });
+      if (json !== undefined) fields.push({ name, ord, json, delta: false });
       // JSON leaves the field out: a patch cannot remove it from `previous`.
       else if (before !== null) return null;
     }
@@ -146,11 +154,15 @@ export class DocJson {
 
 type Part = (value: object) => string;
 
-/** A top-level field of a document: its key as JSON, its position among the keys, its value as JSON. */
+/**
+ * A top-level field of a document: its key as JSON, its position among the keys, and its value as
+ * JSON, or (`delta`) a `FieldDelta` from its previous value as JSON.
+ */
 export interface DocField {
   name: string;
   ord: number;
   json: string;
+  delta: boolean;
 }
 
 /**
