@@ -152,3 +152,25 @@ describe('DocJson.patch', () => {
     expect(() => applyFieldDelta([], { o: { set: {}, del: [] } })).toThrow(/record/);
   });
 });
+
+describe('DocJson.fields', () => {
+  it('writes a changed field as a FieldDelta only where the caller allows it and one can say it, in key order', () => {
+    const json = new DocJson();
+    const shared = { m: 1 };
+    const previous = { n: 1, queue: [shared, { m: 2 }], other: [shared], fresh: [{ m: 9 }] };
+    const next = { n: 2, queue: [shared, { m: 3 }], other: [shared, { m: 4 }], fresh: [{ m: 10 }] };
+    const fields = json.fields(next, previous, (name) => name !== '"other"');
+    expect(fields?.map((f) => [f.name, f.ord, f.delta])).toEqual([
+      ['"n"', 0, false],
+      ['"queue"', 1, true],
+      ['"other"', 2, false],
+      // Allowed, but it shares nothing with its previous value: whole.
+      ['"fresh"', 3, false],
+    ]);
+    const queue = fields?.find((f) => f.name === '"queue"');
+    expect(applyFieldDelta(previous.queue, FieldDelta.parse(JSON.parse(queue?.json ?? 'null')))).toEqual(next.queue);
+    expect(JSON.parse(fields?.find((f) => f.name === '"other"')?.json ?? 'null')).toEqual(next.other);
+    // Without a previous document there is nothing to be a delta of.
+    expect(json.fields(next, undefined, () => true)?.every((f) => !f.delta)).toBe(true);
+  });
+});
