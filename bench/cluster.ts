@@ -4,13 +4,13 @@ import { Runtime } from '../src/runtime/runtime.js';
 import { PostgresStore } from '../src/store/index.js';
 import { freePort, startThrowawayCluster } from '../test/pg/throwaway-cluster.js';
 import { adminClient, createDatabase } from './lib/pg-admin.js';
-import { Activity } from './lib/activity.js';
 import { createAgents, scratchDir } from './lib/fixtures.js';
 import { progress, runBenchmark } from './lib/harness.js';
 import type { Metric } from './lib/table.js';
-import { MiB, pool, until } from './lib/timing.js';
+import { MiB, until } from './lib/timing.js';
 import { median } from './lib/stats.js';
 import { nodeFigures } from './lib/cluster-nodes.js';
+import { interleavedThroughput, settle } from './lib/durable-throughput.js';
 import { copyHash, copyId, fillWithCopies } from './lib/fill-agents.js';
 
 /**
@@ -32,16 +32,10 @@ const CREATED = Math.min(AGENTS, Number(process.env['CLUSTER_CREATED_AGENTS'] ??
 const TEMPLATE = 'template-0000';
 const COPY = 'copy-';
 const BASELINE_AGENTS = Number(process.env['CLUSTER_BASELINE_AGENTS'] ?? 2_000);
-const OPS = Number(process.env['CLUSTER_OPS'] ?? 2_000);
-const OPS_AGENTS = 100;
 const CONCURRENCY = 64;
+const PAIRS = Number(process.env['CLUSTER_PAIRS'] ?? 2);
 const NODE_SECONDS = Number(process.env['CLUSTER_NODE_SECONDS'] ?? 5);
 const NODE_LEASE_TTL_MS = Number(process.env['CLUSTER_LEASE_TTL_MS'] ?? 3_000);
-
-async function settle(runtime: Runtime): Promise<void> {
-  const activity = new Activity(runtime);
-  await until(() => activity.awakeCount === 0, 600_000, 'agents to sleep', 50);
-}
 
 /** Creates `count` agents in batches and lets each batch sleep; agents/s over the whole. */
 async function createRate(runtime: Runtime, count: number, label: string): Promise<number> {
@@ -54,48 +48,6 @@ async function createRate(runtime: Runtime, count: number, label: string): Promi
     progress(`${label}: ${from + n}/${count} created, ${(((from + n) * 1000) / (performance.now() - started)).toFixed(0)} agents/s, RSS ${(process.memoryUsage.rss() / MiB).toFixed(0)} MiB`);
   }
   return (count * 1000) / (performance.now() - started);
-}
-
-/** Durable prompts and wakes (each awaited until acknowledged), `CONCURRENCY` in flight over `OPS_AGENTS` agents. */
-async function throughput(runtime: Runtime): Promise<{ prompt: number; wake: number }> {
-  const ids = await createAgents(runtime, OPS_AGENTS, `ops-${Date.now()}-`, CONCURRENCY);
-  await settle(runtime);
-  const run = async (op: (id: string, i: number) => Promise<unknown>): Promise<number> => {
-    const started = performance.now();
-    await pool(Array.from({ length: OPS }, (_, i) => i), CONCURRENCY, async (i) => {
-      await op(ids[i % ids.length] as string, i);
-    });
-    const rate = (OPS * 1000) / (performance.now() - started);
-    await settle(runtime);
-    return rate;
-  };
-  const prompt = await run((id, i) => runtime.prompt(id, { text: `bench ${i}` }));
-  const wake = await run((id) => runtime.wake(id, { reason: 'bench:cluster' }));
-  return { prompt, wake };
-}
-
-type Ops = { prompt: number; wake: number };
-const PAIRS = 2;
-
-/**
- * The durable throughput of both stores, interleaved A B B A (`PAIRS` times) so that the machine's
- * drift falls on both alike: each ratio is PostgreSQL's two runs over lowdb's two.
- */
-async function interleavedThroughput(pgRuntime: Runtime, lowdb: Runtime): Promise<{ pg: Ops[]; lowdb: Ops[]; ratios: Ops[] }> {
-  const pg: Ops[] = [];
-  const low: Ops[] = [];
-  const ratios: Ops[] = [];
-  for (let i = 0; i < PAIRS; i++) {
-    const a1 = await throughput(pgRuntime);
-    const b1 = await throughput(lowdb);
-    const b2 = await throughput(lowdb);
-    const a2 = await throughput(pgRuntime);
-    pg.push(a1, a2);
-    low.push(b1, b2);
-    ratios.push({ prompt: (a1.prompt + a2.prompt) / (b1.prompt + b2.prompt), wake: (a1.wake + a2.wake) / (b1.wake + b2.wake) });
-    progress(`durable ops, pair ${i + 1}/${PAIRS}: PostgreSQL / lowdb prompt ${ratios.at(-1)?.prompt.toFixed(3)}, wake ${ratios.at(-1)?.wake.toFixed(3)}`);
-  }
-  return { pg, lowdb: low, ratios };
 }
 
 /** Spawns `serve --store url`, resolves at its listening line with the time taken and its RSS then. */
@@ -186,7 +138,7 @@ runBenchmark('cluster', 6 * 3600_000, async () => {
     const pgRuntime = await Runtime.open({ store: new PostgresStore({ url: fullUrl }), nodeId: 'bench-pg' });
     await pgRuntime.createAgent({ agent_id: TEMPLATE, mission: 'benchmark' });
     const pgCreate = await createRate(pgRuntime, CREATED, 'postgres');
-    const ops = await interleavedThroughput(pgRuntime, lowdb);
+    const ops = await interleavedThroughput(pgRuntime, lowdb, PAIRS);
     await lowdb.close();
     lowdbDir.remove();
     await pgRuntime.close();

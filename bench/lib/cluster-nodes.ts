@@ -6,7 +6,8 @@ import { progress } from './harness.js';
 /**
  * bench:cluster's node figures (issue 19), on real `serve` processes: durable prompt and wake
  * throughput through three nodes on one database against one node on another database of the same
- * server (the same agents per node, the same connections in all), each request sent to the node
+ * server (the same agents per node, the same connections in all; each figure the mean of two loads,
+ * interleaved one, three, three, one), each request sent to the node
  * that holds its agent, and again with every request sent to a node that does not (all forwarded);
  * and the failover time: a busy agent's owner is SIGKILLed, and a prompt is retried through another
  * node until it is answered.
@@ -60,27 +61,33 @@ async function loads(pairs: Array<{ node: ClusterNode; agents: string[] }>, rout
 
 export async function nodeFigures(oneUrl: string, threeUrl: string, seconds: number, leaseTtlMs: number, observer?: LoadObserver): Promise<NodeFigures> {
   const args = ['--lease-ttl-ms', String(leaseTtlMs)];
+  // Both sets run throughout, so their loads interleave one, three, three, one: the machine's
+  // drift (a vacuum, another tenant) falls on both alike. The idle set only renews its leases.
   const single = await startNodes({ storeUrl: oneUrl, count: 1, prefix: 'one', args });
-  let one: NodeFigures['one'];
-  try {
-    const [node] = single.nodes as [ClusterNode];
-    await node.listening();
-    const agents = await createThrough(node, 'one', AGENTS_PER_NODE * 3);
-    one = { prompt: await loads([{ node, agents }], 'prompt', seconds, 'one', observer), wake: await loads([{ node, agents }], 'wake', seconds, 'one', observer) };
-    progress(`cluster nodes: one node ${one.prompt.toFixed(0)} prompts/s, ${one.wake.toFixed(0)} wakes/s`);
-  } finally {
-    await single.close();
-  }
   const set = await startNodes({ storeUrl: threeUrl, count: 3, prefix: 'three', args });
   try {
+    const [node] = single.nodes as [ClusterNode];
     const nodes = set.nodes;
-    await Promise.all(nodes.map((node) => node.listening()));
-    const owned = await Promise.all(nodes.map(async (node, i) => ({ node, agents: await createThrough(node, `three-${i}`, AGENTS_PER_NODE) })));
-    const three = { prompt: await loads(owned, 'prompt', seconds, 'three', observer), wake: await loads(owned, 'wake', seconds, 'three', observer) };
+    await Promise.all([node, ...nodes].map((n) => n.listening()));
+    const alone = [{ node, agents: await createThrough(node, 'one', AGENTS_PER_NODE * 3) }];
+    const owned = await Promise.all(nodes.map(async (n, i) => ({ node: n, agents: await createThrough(n, `three-${i}`, AGENTS_PER_NODE) })));
+    const interleaved = async (route: 'prompt' | 'wake'): Promise<{ one: number; three: number }> => {
+      const one1 = await loads(alone, route, seconds, 'one', observer);
+      const three1 = await loads(owned, route, seconds, 'three', observer);
+      const three2 = await loads(owned, route, seconds, 'three', observer);
+      const one2 = await loads(alone, route, seconds, 'one', observer);
+      progress(`cluster nodes, ${route}: one ${one1.toFixed(0)}, three ${three1.toFixed(0)}, three ${three2.toFixed(0)}, one ${one2.toFixed(0)} /s`);
+      return { one: (one1 + one2) / 2, three: (three1 + three2) / 2 };
+    };
+    const prompt = await interleaved('prompt');
+    const wake = await interleaved('wake');
+    const one = { prompt: prompt.one, wake: wake.one };
+    const three = { prompt: prompt.three, wake: wake.three };
+    await single.close();
     // Every request to a node that does not hold its agent: each is forwarded once.
     const elsewhere = owned.map(({ agents }, i) => ({ node: nodes[(i + 1) % nodes.length] as ClusterNode, agents }));
     const forwarded = { prompt: await loads(elsewhere, 'prompt', seconds, 'forwarded', observer), wake: await loads(elsewhere, 'wake', seconds, 'forwarded', observer) };
-    progress(`cluster nodes: three nodes ${three.prompt.toFixed(0)} prompts/s, ${three.wake.toFixed(0)} wakes/s; all forwarded ${forwarded.prompt.toFixed(0)} / ${forwarded.wake.toFixed(0)}`);
+    progress(`cluster nodes: one node ${one.prompt.toFixed(0)} prompts/s, ${one.wake.toFixed(0)} wakes/s; three nodes ${three.prompt.toFixed(0)} / ${three.wake.toFixed(0)}; all forwarded ${forwarded.prompt.toFixed(0)} / ${forwarded.wake.toFixed(0)}`);
 
     // Failover: the owner of a busy agent dies; a prompt through another node until answered.
     const [n1, n2] = nodes as [ClusterNode, ClusterNode];
@@ -98,6 +105,6 @@ export async function nodeFigures(oneUrl: string, threeUrl: string, seconds: num
     progress(`cluster nodes: failover ${failoverMs.toFixed(0)} ms (lease TTL ${leaseTtlMs} ms)`);
     return { one, three, forwarded, failoverMs, leaseTtlMs };
   } finally {
-    await set.close();
+    await Promise.all([single.close(), set.close()]);
   }
 }
