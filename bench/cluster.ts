@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Runtime } from '../src/runtime/runtime.js';
 import { PostgresStore } from '../src/store/index.js';
 import { freePort, startThrowawayCluster } from '../test/pg/throwaway-cluster.js';
-import { adminClient, createDatabase } from './lib/pg-admin.js';
+import { adminClient, createDatabase, settleServer } from './lib/pg-admin.js';
 import { createAgents, scratchDir } from './lib/fixtures.js';
 import { progress, runBenchmark } from './lib/harness.js';
 import type { Metric } from './lib/table.js';
@@ -22,7 +22,8 @@ import { copyHash, copyId, fillWithCopies } from './lib/fill-agents.js';
  *    speed (`lib/fill-agents.ts`), and a capability lookup and a `ListAgents` page timed on it;
  * 2. a `serve --store` node's restart-to-ready time (spawn → listening) and RSS on that database,
  *    against the same on an empty database: what boot costs per sleeping agent;
- * 3. durable prompt and wake throughput through one node, PostgreSQL vs lowdb, interleaved A B B A;
+ * 3. durable prompt and wake throughput through one node, PostgreSQL vs lowdb, interleaved A B B A
+ *    (`CLUSTER_PAIRS` pairs, default 2), once the server has vacuumed and checkpointed what step 1 wrote;
  * 4. over HTTP, real `serve` nodes (`lib/cluster-nodes.ts`): prompt and wake throughput through
  *    three nodes on one database vs one node (each request to its agent's holder, and all of them
  *    forwarded), and the failover time after a SIGKILL of a busy agent's owner.
@@ -138,16 +139,18 @@ runBenchmark('cluster', 6 * 3600_000, async () => {
     const pgRuntime = await Runtime.open({ store: new PostgresStore({ url: fullUrl }), nodeId: 'bench-pg' });
     await pgRuntime.createAgent({ agent_id: TEMPLATE, mission: 'benchmark' });
     const pgCreate = await createRate(pgRuntime, CREATED, 'postgres');
-    const ops = await interleavedThroughput(pgRuntime, lowdb, PAIRS);
-    await lowdb.close();
-    lowdbDir.remove();
-    await pgRuntime.close();
-
     const admin = await adminClient(cluster, 'bench_full');
     let total: number;
     let copies = 0;
     let fillRate = 0;
+    let ops: Awaited<ReturnType<typeof interleavedThroughput>>;
     try {
+      // The creation's vacuum and checkpoint would otherwise fall on the first PostgreSQL runs.
+      await settleServer(admin, 'holon');
+      ops = await interleavedThroughput(pgRuntime, lowdb, PAIRS);
+      await lowdb.close();
+      lowdbDir.remove();
+      await pgRuntime.close();
       const present = async () => Number((await admin.query('SELECT count(*) AS n FROM holon.agents')).rows[0]?.n);
       copies = Math.max(0, AGENTS - (await present()));
       if (copies > 0) fillRate = await fillWithCopies(admin, 'holon', TEMPLATE, COPY, copies);

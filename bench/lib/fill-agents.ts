@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { progress } from './harness.js';
+import { settleServer } from './pg-admin.js';
 
 /** What one copy of the template is named: `<prefix><7 digits>`. */
 export const copyId = (prefix: string, i: number): string => `${prefix}${String(i).padStart(7, '0')}`;
@@ -60,9 +61,6 @@ export async function fillWithCopies(client: pg.Client, schema: string, template
   } finally {
     await client.query(`ALTER TABLE ${s}.events ENABLE TRIGGER events_announced`);
   }
-  // What the server would do in the background next (vacuum, statistics, a checkpoint) is done
-  // now, so the measurements that follow do not share the machine with it.
-  for (const table of ['agents', 'agent_fields', 'events', 'agent_leases', 'lease_grants', 'agent_capabilities']) await client.query(`VACUUM ANALYZE ${s}.${table}`);
-  await client.query('CHECKPOINT');
+  await settleServer(client, schema);
   return (count * 1000) / (performance.now() - started);
 }

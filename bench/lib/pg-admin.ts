@@ -18,3 +18,13 @@ export async function createDatabase(cluster: ThrowawayCluster, name: string): P
   }
   return cluster.url(name);
 }
+
+/**
+ * Does now what the server would do in the background after a bulk write (vacuum, statistics, a
+ * checkpoint) to the store's tables in `schema`, so the measurements that follow do not share the
+ * machine with it.
+ */
+export async function settleServer(client: pg.Client, schema: string): Promise<void> {
+  for (const table of ['agents', 'agent_fields', 'events', 'agent_leases', 'lease_grants', 'agent_capabilities']) await client.query(`VACUUM ANALYZE "${schema}".${table}`);
+  await client.query('CHECKPOINT');
+}
