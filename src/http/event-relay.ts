@@ -1,13 +1,15 @@
 import type { AgentEvent, EventsPage, EventsQuery } from '../domain/index.js';
 
-/** The two runtime operations a relay reads from. */
+/** The runtime operations a relay reads from. */
 export interface EventSource {
   eventsPage(agent_id: string, query: EventsQuery): Promise<EventsPage>;
   subscribe(agent_id: string | null, listener: (event: AgentEvent) => void): () => void;
+  /** Resolves once every agent's subscriptions receive every node's commits. */
+  allEventsReady(): Promise<void>;
 }
 
 export interface RelayOptions {
-  source: EventSource;
+  source: Pick<EventSource, 'eventsPage' | 'subscribe'>;
   agentId: string;
   /** Send events with `event_seq` > this; `null` = live tail (from the newest at subscribe time). */
   after: number | null;
@@ -128,9 +130,11 @@ export async function relayAgentEvents(options: RelayOptions): Promise<RelayEnd>
 }
 
 export interface LiveRelayOptions {
-  source: Pick<EventSource, 'subscribe'>;
+  source: Pick<EventSource, 'subscribe' | 'allEventsReady'>;
   send: (event: AgentEvent) => Promise<void>;
   signal: AbortSignal;
+  /** Called once the subscription receives every node's commits (the stream opens then). */
+  subscribed?: () => void;
   maxBuffered?: number;
 }
 
@@ -148,6 +152,8 @@ export async function relayLiveEvents(options: LiveRelayOptions): Promise<RelayE
     wake?.();
   });
   try {
+    await source.allEventsReady();
+    options.subscribed?.();
     while (!signal.aborted) {
       if (overflow) return 'lagging';
       const next = pending.shift();

@@ -56,7 +56,7 @@ async function streamEvents(
   reply: FastifyReply,
   shutdown: ShutdownTracker,
   log: FastifyBaseLogger,
-  relay: (send: Send, signal: AbortSignal) => Promise<RelayEnd>,
+  relay: (send: Send, signal: AbortSignal, open: () => void) => Promise<RelayEnd>,
 ): Promise<void> {
   const sse = reply.sse;
   sse.keepAlive();
@@ -67,21 +67,30 @@ async function streamEvents(
     if (signal.aborted) resolve();
     signal.addEventListener('abort', () => resolve(), { once: true });
   });
-  // An awaited write can hang on a socket that closes without an error (fastify/sse#54): race it.
-  const send: Send = async (event) => {
-    if (signal.aborted) return;
-    await Promise.race([sse.send({ id: String(event.event_seq), event: event.type, data: event }), closed]);
-  };
-  try {
+  let opened = false;
+  // The relay opens the stream once it receives what it relays (at once for one agent's, which
+  // replays by cursor; the global stream once every node's commits reach it).
+  const open = (): void => {
+    if (opened) return;
+    opened = true;
     sse.sendHeaders(200);
     // Node holds a written head until the first body write: send it now, so a client sees the
     // stream open at once and not at the first event or heartbeat (15 s on an idle agent).
     reply.raw.flushHeaders();
-    const end = await relay(send, signal);
+  };
+  // An awaited write can hang on a socket that closes without an error (fastify/sse#54): race it.
+  const send: Send = async (event) => {
+    if (signal.aborted) return;
+    open();
+    await Promise.race([sse.send({ id: String(event.event_seq), event: event.type, data: event }), closed]);
+  };
+  try {
+    const end = await relay(send, signal, open);
     if (end === 'lagging') log.info('SSE client lagging: stream closed, the client resumes by Last-Event-ID');
   } catch (error) {
     if (!signal.aborted) log.warn({ err: error }, 'SSE stream ended by an error');
   } finally {
+    open();
     release();
     sse.close();
   }
@@ -150,9 +159,10 @@ export function registerEventRoutes(app: HttpApp, { runtime, shutdown }: RouteDe
     async (request, reply) => {
       const agentId = request.params.id;
       const after = await checkedCursor(request, agentId, request.query.after_seq);
-      await streamEvents(reply, shutdown, request.log, (send, signal) =>
-        relayAgentEvents({ source: runtime, agentId, after, send, signal }),
-      );
+      await streamEvents(reply, shutdown, request.log, (send, signal, open) => {
+        open();
+        return relayAgentEvents({ source: runtime, agentId, after, send, signal });
+      });
     },
   );
 
@@ -185,8 +195,8 @@ export function registerEventRoutes(app: HttpApp, { runtime, shutdown }: RouteDe
       },
     },
     async (request, reply) => {
-      await streamEvents(reply, shutdown, request.log, (send, signal) =>
-        relayLiveEvents({ source: runtime, send, signal }),
+      await streamEvents(reply, shutdown, request.log, (send, signal, open) =>
+        relayLiveEvents({ source: runtime, send, signal, subscribed: open }),
       );
     },
   );

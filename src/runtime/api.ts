@@ -145,8 +145,14 @@ export interface RuntimeApi {
 
   // events
   eventsPage(agent_id: string, query: EventsQuery): Promise<EventsPage>;
-  /** Live events of one agent (or all agents with `null`), delivered after they are durable. */
+  /**
+   * Live events of one agent (or all agents with `null`), delivered after they are durable. On a
+   * store several nodes share, what the other nodes commit reaches a `null` subscription once
+   * `allEventsReady` resolves.
+   */
   subscribe(agent_id: string | null, listener: (event: AgentEvent) => void): () => void;
+  /** Resolves once the `subscribe(null, …)` subscriptions made so far receive every node's commits (at once on a store one node owns). */
+  allEventsReady(): Promise<void>;
 
   // turn workers
   /** A turn of an `http_worker` agent: its `run_id` is the agent's current run, its `claim_id` this offer of it. */

@@ -438,6 +438,10 @@ export class Runtime implements RuntimeApi {
     return agentId === null ? this.globalEvents.subscribe(listener) : this.bus.subscribe(agentId, listener);
   }
 
+  allEventsReady(): Promise<void> {
+    return this.globalEvents.ready();
+  }
+
   // ---------------------------------------------------------------- turn workers
 
   async claimTurn(request: ClaimTurnRequest, signal?: AbortSignal, options: Pick<MutationOptions, 'idempotency'> = {}): Promise<TurnClaim | null> {

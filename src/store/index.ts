@@ -12,6 +12,7 @@ export type {
   AgentLocation,
   Commit,
   CommitResult,
+  CommittedEventsWatch,
   CommittedRange,
   EventPage,
   EventPageQuery,

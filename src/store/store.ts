@@ -301,11 +301,20 @@ export interface Store {
   putGlobalOnce(key: string, value: unknown, fence: { agent_id: string; agent_fencing_token: number }): Promise<unknown>;
   /**
    * Calls `listener` for the events OTHER store instances (other nodes) commit, as ranges of one
-   * agent's sequence, in commit order (PostgreSQL: `LISTEN`, migration 4); the caller reads them
-   * with `readEvents`. The returned function stops it. Only stores several nodes share have it;
-   * ranges committed while the listening connection was down are not announced again.
+   * agent's sequence, in commit order (PostgreSQL: `LISTEN`, migrations 4 and 7); the caller reads
+   * them with `readEvents`. Every commit that inserts its events after `ready` is announced
+   * (PostgreSQL announces only while some instance watches). Only stores several nodes share have
+   * it; ranges committed while the listening connection was down are not announced again.
    */
-  watchCommittedEvents?(listener: (range: CommittedRange) => void): () => void;
+  watchCommittedEvents?(listener: (range: CommittedRange) => void): CommittedEventsWatch;
+}
+
+/** A `watchCommittedEvents` registration. */
+export interface CommittedEventsWatch {
+  /** Resolves once the other instances announce their commits to this one. */
+  ready: Promise<void>;
+  /** Stops calling the listener. */
+  stop(): void;
 }
 
 /** Events `first_seq..last_seq` (inclusive) of one agent, committed by another store instance. */

@@ -60,6 +60,17 @@ class ScriptedLog implements EventSource {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
+
+  /** Resolves when `markReady` is called (at once unless `holdReady`). */
+  ready: Promise<void> = Promise.resolve();
+  markReady: () => void = () => undefined;
+  holdReady(): void {
+    this.ready = new Promise((resolve) => (this.markReady = resolve));
+  }
+
+  allEventsReady(): Promise<void> {
+    return this.ready;
+  }
 }
 
 async function collect(log: ScriptedLog, after: number | null, until: number, pageSize: number): Promise<number[]> {
@@ -180,6 +191,29 @@ describe('relayLiveEvents', () => {
     log.append(4);
     expect(await done).toBe('aborted');
     expect(seen).toEqual([1, 2, 3, 4]);
+  });
+
+  it('opens (subscribed) only once every node reaches the subscription, and keeps what arrived meanwhile', async () => {
+    const log = new ScriptedLog([-1], []);
+    log.holdReady();
+    const seen: string[] = [];
+    const controller = new AbortController();
+    const done = relayLiveEvents({
+      source: log,
+      signal: controller.signal,
+      subscribed: () => seen.push('open'),
+      send: async (event) => {
+        seen.push(String(event.event_seq));
+        if (seen.length === 4) controller.abort();
+      },
+    });
+    log.append(2);
+    await sleep(5);
+    expect(seen).toEqual([]);
+    log.markReady();
+    log.append(1);
+    expect(await done).toBe('aborted');
+    expect(seen).toEqual(['open', '1', '2', '3']);
   });
 });
 

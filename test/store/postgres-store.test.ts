@@ -43,7 +43,7 @@ if (db === null) {
       const versions = await admin.query(`SELECT version FROM ${schema}.schema_version`);
       expect(versions.rows).toEqual([{ version: SCHEMA_VERSION }]);
       const tables = await admin.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, [schema]);
-      expect(tables.rows.map((r) => r.table_name)).toEqual(['agent_capabilities', 'agent_fields', 'agent_leases', 'agents', 'events', 'globals', 'lease_grants', 'nodes', 'schema_version', 'store_lease']);
+      expect(tables.rows.map((r) => r.table_name)).toEqual(['agent_capabilities', 'agent_fields', 'agent_leases', 'agents', 'event_watchers', 'events', 'globals', 'lease_grants', 'nodes', 'schema_version', 'store_lease']);
       // Every node works on the one schema.
       const lease = await nodes[0]!.acquireLease('node-0', TTL_MS, T0);
       await nodes[0]!.commit(commitOf(lease, 'agent-1', null, { n: 1 }));

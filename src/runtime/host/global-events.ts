@@ -1,5 +1,5 @@
 import type { AgentEvent } from '../../domain/index.js';
-import type { CommittedRange, Store } from '../../store/index.js';
+import type { CommittedEventsWatch, CommittedRange, Store } from '../../store/index.js';
 import type { EventBus } from './event-bus.js';
 import { KeyedQueue } from './keyed-queue.js';
 
@@ -11,14 +11,14 @@ const PAGE = 500;
 /**
  * The global stream's events (`GET /api/events/stream`): this node's, as it commits them, and on a
  * store several nodes share also every other node's (issue 19). The store announces the ranges
- * other nodes commit (`Store.watchCommittedEvents`); while anyone listens, each range is read back
+ * other nodes commit (`Store.watchCommittedEvents`, from `ready` on); while anyone listens, each range is read back
  * from the store, one agent's ranges one after the other, and handed to the listeners in sequence
  * order. Live only, as the global stream is: a range the store could not be read for is skipped.
  */
 export class GlobalEvents {
   private readonly remote = new Set<Listener>();
   private readonly perAgent = new KeyedQueue();
-  private unwatch: (() => void) | null = null;
+  private watch: CommittedEventsWatch | null = null;
 
   constructor(
     private readonly bus: Pick<EventBus, 'subscribe'>,
@@ -30,15 +30,20 @@ export class GlobalEvents {
     const watch = this.store.watchCommittedEvents?.bind(this.store);
     if (watch === undefined) return local;
     this.remote.add(listener);
-    this.unwatch ??= watch((range) => void this.perAgent.run(range.agent_id, () => this.relay(range)));
+    this.watch ??= watch((range) => void this.perAgent.run(range.agent_id, () => this.relay(range)));
     return () => {
       local();
       this.remote.delete(listener);
       if (this.remote.size === 0) {
-        this.unwatch?.();
-        this.unwatch = null;
+        this.watch?.stop();
+        this.watch = null;
       }
     };
+  }
+
+  /** Resolves once what other nodes commit reaches the subscriptions made so far (`CommittedEventsWatch.ready`). */
+  ready(): Promise<void> {
+    return this.watch?.ready ?? Promise.resolve();
   }
 
   private async relay(range: CommittedRange): Promise<void> {

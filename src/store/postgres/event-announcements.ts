@@ -1,27 +1,39 @@
 import pg from 'pg';
-import type { CommittedRange } from '../store.js';
+import type { CommittedEventsWatch, CommittedRange } from '../store.js';
 import type { ConnectionConfig } from './connection.js';
 import { EVENTS_CHANNEL } from './schema.js';
+import type { SqlQuery } from './sql-client.js';
 
 /** How long a lost listening connection waits before it connects again. */
 const RECONNECT_MS = 500;
+/** How long a watcher row lives unless renewed (every third of it): a dead node's row lapses. */
+export const WATCHER_TTL_MS = 30_000;
 
 /**
- * One `LISTEN` connection per store instance, listening from the store's open on (migration 4
- * announces every commit batch's events), so that a watcher sees every commit after `watch`. Announcements of this schema by other instances (another
- * `application_name`) become `CommittedRange`s; this instance's own are left out, since its node
- * publishes its own events as it commits them. A lost connection is made again after
+ * One `LISTEN` connection per store instance, listening from the store's open on; the other
+ * instances announce their commit batches' events while this one (or another) watches (migrations
+ * 4 and 7), so a watcher sees every commit that inserts its events after `ready`. Announcements of
+ * this schema by other instances (another `application_name`) become `CommittedRange`s; this
+ * instance's own are left out, since its node publishes its own events as it commits them. A lost connection is made again after
  * `RECONNECT_MS`; what was announced meanwhile is not delivered (the global stream is live only).
  */
 export class EventAnnouncements {
   private readonly listeners = new Set<(range: CommittedRange) => void>();
   private client: pg.Client | null = null;
   private closed = false;
+  /** Resolves once this instance's watcher row is written; `null` while nobody watches. */
+  private registered: Promise<void> | null = null;
+  private renewal: NodeJS.Timeout | null = null;
+  /** The watcher row's writes, one after the other (a delete never overtakes the upsert after it). */
+  private writes: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly config: ConnectionConfig,
     /** This instance's `application_name`: announcements under it are its own. */
     private readonly self: string,
+    private readonly sql: SqlQuery,
+    /** The quoted schema name. */
+    private readonly s: string,
   ) {}
 
   /** Connects and listens; rejects when the database cannot be reached. */
@@ -29,17 +41,63 @@ export class EventAnnouncements {
     return this.connect(true);
   }
 
-  watch(listener: (range: CommittedRange) => void): () => void {
+  /**
+   * Other instances announce their commits only while some instance watches (migration 7): the
+   * first watcher writes this instance's `event_watchers` row, renewed while anyone watches and
+   * deleted after the last stops. `ready` resolves once the row is written (also when the write
+   * failed: the renewal tries again), so every commit whose events are inserted after it is announced.
+   */
+  watch(listener: (range: CommittedRange) => void): CommittedEventsWatch {
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    if (this.registered === null) {
+      this.renewal = setInterval(() => void this.writeWatcher('renew'), WATCHER_TTL_MS / 3).unref();
+      this.registered = this.writeWatcher('renew');
+    }
+    let stopped = false;
+    return {
+      ready: this.registered,
+      stop: () => {
+        if (stopped) return;
+        stopped = true;
+        this.listeners.delete(listener);
+        if (this.listeners.size === 0) this.unwatch();
+      },
+    };
   }
 
-  close(): void {
+  /** Stops listening and deletes the watcher row; resolves once that write is done (or failed). */
+  close(): Promise<void> {
     this.closed = true;
     this.listeners.clear();
+    if (this.registered !== null) this.unwatch();
     const client = this.client;
     this.client = null;
     if (client) void client.end().catch(() => undefined);
+    return this.writes;
+  }
+
+  private unwatch(): void {
+    if (this.renewal !== null) clearInterval(this.renewal);
+    this.renewal = null;
+    this.registered = null;
+    void this.writeWatcher('delete');
+  }
+
+  private writeWatcher(kind: 'renew' | 'delete'): Promise<void> {
+    const write = (): Promise<unknown> =>
+      kind === 'renew'
+        ? this.sql.query(
+            `INSERT INTO ${this.s}.event_watchers (watcher, expires_at) VALUES ($1, statement_timestamp() + $2 * interval '1 millisecond')
+             ON CONFLICT (watcher) DO UPDATE SET expires_at = EXCLUDED.expires_at`,
+            [this.self, WATCHER_TTL_MS],
+          )
+        : this.sql.query(`DELETE FROM ${this.s}.event_watchers WHERE watcher = $1`, [this.self]);
+    // A failed write changes nothing here: a renewal tries again, an undeleted row lapses.
+    this.writes = this.writes.then(write).then(
+      () => undefined,
+      () => undefined,
+    );
+    return this.writes;
   }
 
   private async connect(first = false): Promise<void> {

@@ -13,6 +13,7 @@ import type {
   AgentLocation,
   Commit,
   CommitResult,
+  CommittedEventsWatch,
   CommittedRange,
   EventPage,
   EventPageQuery,
@@ -83,13 +84,13 @@ export class PostgresStore implements Store {
     if (this.state !== 'closed') throw this.unavailable(`is ${this.state}`);
     this.state = 'opening';
     const sql = openPool(this.config, this.poolOptions);
-    const announcements = new EventAnnouncements(this.config, this.instanceName);
+    const announcements = new EventAnnouncements(this.config, this.instanceName, sql, this.s);
     try {
       await migrateSchema(sql, this.config.schema, this.location);
       await announcements.start();
     } catch (err) {
       this.state = 'closed';
-      announcements.close();
+      await announcements.close();
       await sql.close().catch(() => undefined);
       throw this.failed('opening the store', err);
     }
@@ -107,7 +108,7 @@ export class PostgresStore implements Store {
     if (this.state !== 'open') return;
     this.state = 'closing';
     try {
-      this.announcements?.close();
+      await this.announcements?.close();
       await this.batcher?.idle();
       await this.sql?.close();
     } finally {
@@ -118,7 +119,7 @@ export class PostgresStore implements Store {
     }
   }
 
-  watchCommittedEvents(listener: (range: CommittedRange) => void): () => void {
+  watchCommittedEvents(listener: (range: CommittedRange) => void): CommittedEventsWatch {
     if (this.announcements === null) throw this.unavailable('is not open');
     return this.announcements.watch(listener);
   }
