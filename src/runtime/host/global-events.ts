@@ -11,9 +11,9 @@ const PAGE = 500;
 /**
  * The global stream's events (`GET /api/events/stream`): this node's, as it commits them, and on a
  * store several nodes share also every other node's (issue 19). The store announces the ranges
- * other nodes commit (`Store.watchCommittedEvents`, from `ready` on); while anyone listens, each range is read back
- * from the store, one agent's ranges one after the other, and handed to the listeners in sequence
- * order. Live only, as the global stream is: a range the store could not be read for is skipped.
+ * other nodes commit (`Store.watchCommittedEvents`, from its `ready` on); while anyone listens,
+ * each range is read back from the store, one agent's ranges one after the other, and handed to
+ * the listeners in sequence order. Live only, as the global stream is: a range the store could not be read for is skipped.
  */
 export class GlobalEvents {
   private readonly remote = new Set<Listener>();

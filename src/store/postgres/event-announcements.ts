@@ -7,15 +7,16 @@ import type { SqlQuery } from './sql-client.js';
 /** How long a lost listening connection waits before it connects again. */
 const RECONNECT_MS = 500;
 /** How long a watcher row lives unless renewed (every third of it): a dead node's row lapses. */
-export const WATCHER_TTL_MS = 30_000;
+const WATCHER_TTL_MS = 30_000;
 
 /**
  * One `LISTEN` connection per store instance, listening from the store's open on; the other
  * instances announce their commit batches' events while this one (or another) watches (migrations
  * 4 and 7), so a watcher sees every commit that inserts its events after `ready`. Announcements of
  * this schema by other instances (another `application_name`) become `CommittedRange`s; this
- * instance's own are left out, since its node publishes its own events as it commits them. A lost connection is made again after
- * `RECONNECT_MS`; what was announced meanwhile is not delivered (the global stream is live only).
+ * instance's own are left out, since its node publishes its own events as it commits them. A lost
+ * connection is made again after `RECONNECT_MS`; what was announced meanwhile is not delivered
+ * (the global stream is live only).
  */
 export class EventAnnouncements {
   private readonly listeners = new Set<(range: CommittedRange) => void>();
