@@ -29,6 +29,16 @@ if (db === null) {
     return made;
   }
 
+  /** A new schema as the code of `version` left it: its migrations only, and its version recorded. */
+  async function schemaAt(version: number): Promise<string> {
+    const schema = newSchema();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    await admin.query(`CREATE TABLE ${schema}.schema_version (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), version int NOT NULL, migrated_at timestamptz NOT NULL DEFAULT now())`);
+    for (const migration of MIGRATIONS.slice(0, version)) await admin.query(migration(`"${schema}"`, schema));
+    await admin.query(`INSERT INTO ${schema}.schema_version (version) VALUES ($1)`, [version]);
+    return schema;
+  }
+
   async function opened1(schema = newSchema()): Promise<PostgresStore> {
     const made = store(schema);
     await made.open();
@@ -61,12 +71,8 @@ if (db === null) {
     });
 
     it('migrates a schema at version 1 to the current one, keeping its agents and leases', async () => {
-      const schema = newSchema();
       // What the version-1 code created and wrote: migration 1 only.
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      await admin.query(`CREATE TABLE ${schema}.schema_version (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), version int NOT NULL, migrated_at timestamptz NOT NULL DEFAULT now())`);
-      await admin.query((MIGRATIONS[0] as (s: string) => string)(`"${schema}"`));
-      await admin.query(`INSERT INTO ${schema}.schema_version (version) VALUES (1)`);
+      const schema = await schemaAt(1);
       await admin.query(`INSERT INTO ${schema}.agent_leases VALUES ('agent-old', 'node-a', 3, now(), now() + interval '1 hour')`);
       const node = await opened1(schema);
       expect((await admin.query(`SELECT version FROM ${schema}.schema_version`)).rows).toEqual([{ version: SCHEMA_VERSION }]);
@@ -78,11 +84,7 @@ if (db === null) {
     });
 
     it('migrates a schema at version 4 to 5 indexing the capabilities its agents already have', async () => {
-      const schema = newSchema();
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      await admin.query(`CREATE TABLE ${schema}.schema_version (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), version int NOT NULL, migrated_at timestamptz NOT NULL DEFAULT now())`);
-      for (const migration of MIGRATIONS.slice(0, 4)) await admin.query(migration(`"${schema}"`, schema));
-      await admin.query(`INSERT INTO ${schema}.schema_version (version) VALUES (4)`);
+      const schema = await schemaAt(4);
       await admin.query(`INSERT INTO ${schema}.agents (agent_id, version, last_event_seq, roster, fence, fencing_token) VALUES ('agent-old', 1, 0, $1, 's', 1)`, [JSON.stringify({ listing: {}, trigger_hashes: ['hOld', 'hOld2'] })]);
       const node = await opened1(schema);
       expect((await admin.query(`SELECT version FROM ${schema}.schema_version`)).rows).toEqual([{ version: SCHEMA_VERSION }]);
@@ -91,11 +93,7 @@ if (db === null) {
     });
 
     it('migrates a schema at version 5 to 6 keeping its documents, which then take field deltas', async () => {
-      const schema = newSchema();
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      await admin.query(`CREATE TABLE ${schema}.schema_version (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), version int NOT NULL, migrated_at timestamptz NOT NULL DEFAULT now())`);
-      for (const migration of MIGRATIONS.slice(0, 5)) await admin.query(migration(`"${schema}"`, schema));
-      await admin.query(`INSERT INTO ${schema}.schema_version (version) VALUES (5)`);
+      const schema = await schemaAt(5);
       await admin.query(`INSERT INTO ${schema}.agents (agent_id, version, last_event_seq, fence, fencing_token) VALUES ('agent-old', 1, 0, 's', 1)`);
       await admin.query(`INSERT INTO ${schema}.agent_fields (agent_id, name, ord, json) VALUES ('agent-old', '"a"', 0, '1'), ('agent-old', '"list"', 1, '[{"n":0}]')`);
       const node = await opened1(schema);
