@@ -81,7 +81,6 @@ async function streamEvents(
   // An awaited write can hang on a socket that closes without an error (fastify/sse#54): race it.
   const send: Send = async (event) => {
     if (signal.aborted) return;
-    open();
     await Promise.race([sse.send({ id: String(event.event_seq), event: event.type, data: event }), closed]);
   };
   try {

@@ -135,7 +135,8 @@ export function batchArguments(commits: readonly PreparedCommit[]): unknown[] {
 }
 
 export function commitBatchCall(s: string): string {
-  return `SELECT idx, outcome, version, base_seq, current_version, current_token, current_holder FROM ${s}.commit_batch(${Array.from({ length: 21 }, (_, i) => `$${i + 1}`).join(', ')})`;
+  const params = batchArguments([]).map((_, i) => `$${i + 1}`);
+  return `SELECT idx, outcome, version, base_seq, current_version, current_token, current_holder FROM ${s}.commit_batch(${params.join(', ')})`;
 }
 
 /** What a commit's row says: its result, or the error it fails alone with. */
