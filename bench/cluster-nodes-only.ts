@@ -2,7 +2,7 @@ import { execSync } from 'node:child_process';
 import { adminClient, createDatabase } from './lib/pg-admin.js';
 import { startThrowawayCluster, type ThrowawayCluster } from '../test/pg/throwaway-cluster.js';
 import { nodeFigures, type LoadObserver } from './lib/cluster-nodes.js';
-import { cpuBetween, formatCpu, machineSeconds, reapedChildrenSeconds, sampleCpu } from './lib/proc-cpu.js';
+import { cpuBetween, formatCpu, machineSeconds, reapedChildren, reapedSince, sampleCpu } from './lib/proc-cpu.js';
 
 /**
  * Only bench:cluster's node figures (issue 19): three `serve` nodes on one database against one
@@ -38,19 +38,19 @@ async function pgCounters(cluster: ThrowawayCluster): Promise<{ commits: Map<str
 }
 
 function cpuObserver(cluster: ThrowawayCluster): LoadObserver {
-  type Mark = { at: number; before: ReturnType<typeof sampleCpu>; reaped: number; machine: ReturnType<typeof machineSeconds>; pg: Awaited<ReturnType<typeof pgCounters>> };
+  type Mark = { at: number; before: ReturnType<typeof sampleCpu>; reaped: ReturnType<typeof reapedChildren>; machine: ReturnType<typeof machineSeconds>; pg: Awaited<ReturnType<typeof pgCounters>> };
   const open = new Map<string, Mark>();
   return {
     async start(label) {
       const pgBefore = await pgCounters(cluster);
-      open.set(label, { at: performance.now(), before: sampleCpu([process.pid, cluster.pid]), reaped: reapedChildrenSeconds(), machine: machineSeconds(), pg: pgBefore });
+      open.set(label, { at: performance.now(), before: sampleCpu([process.pid, cluster.pid]), reaped: reapedChildren(), machine: machineSeconds(), pg: pgBefore });
     },
     async end(label, served, seconds) {
       const was = open.get(label);
       if (!was) return;
       const wall = (performance.now() - was.at) / 1000;
       const rows = cpuBetween(was.before, sampleCpu([process.pid, cluster.pid]));
-      rows.set('load generators (reaped)', { seconds: reapedChildrenSeconds() - was.reaped, processes: 0 });
+      rows.set('load generators (reaped)', reapedSince(was.reaped));
       const machine = machineSeconds();
       const requests = Math.round(served * seconds);
       const pgAfter = await pgCounters(cluster);

@@ -6,8 +6,8 @@ import { adminClient } from './lib/pg-admin.js';
 import { call } from '../test/http/helpers.js';
 import { startNodes, type ClusterNode } from '../test/cluster/harness.js';
 import { startThrowawayCluster } from '../test/pg/throwaway-cluster.js';
-import { runLoad } from './lib/load.js';
-import { cpuBetween, formatCpu, reapedChildrenSeconds, sampleCpu } from './lib/proc-cpu.js';
+import { runLoads } from './lib/load.js';
+import { cpuBetween, formatCpu, reapedChildren, reapedSince, sampleCpu } from './lib/proc-cpu.js';
 
 /**
  * Where a cluster node's CPU goes under bench:cluster's prompt load (issue 19): `PROFILE_NODES`
@@ -68,14 +68,12 @@ async function main(): Promise<void> {
     // The profiles cover the load only (the hook starts the profiler on SIGWINCH).
     for (const node of nodes) node.child?.kill('SIGWINCH');
     const before = sampleCpu([process.pid, cluster.pid]);
-    const reaped = reapedChildrenSeconds();
+    const reaped = reapedChildren();
     const started = performance.now();
-    const results = await Promise.all(
-      pairs.map(({ node, agents }) => runLoad({ base: node.url, paths: agents.map((id) => `/api/control/agents/${id}/${OP}`), body, connections: Math.floor(CONNECTIONS / pairs.length), durationSeconds: SECONDS })),
-    );
+    const results = await runLoads(pairs.map(({ node, agents }) => ({ base: node.url, paths: agents.map((id) => `/api/control/agents/${id}/${OP}`), body, connections: Math.floor(CONNECTIONS / pairs.length), durationSeconds: SECONDS })));
     const wall = (performance.now() - started) / 1000;
     const rows = cpuBetween(before, sampleCpu([process.pid, cluster.pid]));
-    rows.set('load generators (reaped)', { seconds: reapedChildrenSeconds() - reaped, processes: 0 });
+    rows.set('load generators (reaped)', reapedSince(reaped));
     const served = results.reduce((sum, r) => sum + (r.requests - r.non2xx - r.errors), 0);
     const non2xx = results.reduce((sum, r) => sum + r.non2xx + r.errors, 0);
     process.stderr.write(`  ${label}: ${served} served (${(served / SECONDS).toFixed(0)}/s), ${non2xx} not 2xx, ${wall.toFixed(1)} s wall\n${formatCpu(rows, wall, served)}\n`);

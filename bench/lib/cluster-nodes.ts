@@ -1,6 +1,6 @@
 import { call } from '../../test/http/helpers.js';
 import { startNodes, type ClusterNode } from '../../test/cluster/harness.js';
-import { runLoad, type LoadResult } from './load.js';
+import { runLoads, type LoadResult } from './load.js';
 import { progress } from './harness.js';
 
 /**
@@ -45,14 +45,15 @@ async function createThrough(node: ClusterNode, prefix: string, count: number): 
   return ids;
 }
 
-/** One load per (node, agents) pair at once, the connections split evenly; the sum of their 2xx/s. */
+/**
+ * One load per (node, agents) pair at once, the connections split evenly, all from one
+ * load-generator process (as the one-node load has); the sum of their 2xx/s.
+ */
 async function loads(pairs: Array<{ node: ClusterNode; agents: string[] }>, route: 'prompt' | 'wake', seconds: number, label: string, observer?: LoadObserver): Promise<number> {
   await observer?.start(`${label} ${route}`);
   const body = route === 'prompt' ? JSON.stringify({ text: 'bench:cluster' }) : JSON.stringify({ reason: 'bench:cluster' });
-  const results = await Promise.all(
-    pairs.map(({ node, agents }) =>
-      runLoad({ base: node.url, paths: agents.map((id) => `/api/control/agents/${id}/${route}`), body, connections: Math.floor(CONNECTIONS / pairs.length), durationSeconds: seconds }),
-    ),
+  const results = await runLoads(
+    pairs.map(({ node, agents }) => ({ base: node.url, paths: agents.map((id) => `/api/control/agents/${id}/${route}`), body, connections: Math.floor(CONNECTIONS / pairs.length), durationSeconds: seconds })),
   );
   const rate = results.reduce((sum, result) => sum + served(result), 0);
   await observer?.end(`${label} ${route}`, rate, seconds);

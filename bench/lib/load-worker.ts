@@ -60,9 +60,9 @@ async function main(spec: LoadSpec): Promise<LoadResult> {
   };
 }
 
-process.once('message', (spec: LoadSpec) => {
-  main(spec)
-    .then((result) => process.send?.(result, () => process.exit(0)))
+process.once('message', (specs: LoadSpec[]) => {
+  Promise.all(specs.map(main))
+    .then((results) => process.send?.(results, () => process.exit(0)))
     .catch((error: unknown) => {
       console.error(error);
       process.exit(1);

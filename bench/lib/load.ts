@@ -28,18 +28,28 @@ export interface LoadResult {
  * steal the server's (the server under test runs in this process). Not a worker thread:
  * autocannon inside a worker thread reports encoded histograms meant for its own parent.
  */
-export function runLoad(spec: LoadSpec): Promise<LoadResult> {
+export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  const [result] = await runLoads([spec]);
+  return result as LoadResult;
+}
+
+/**
+ * Several loads at once from ONE load-generator process (one result per spec, in order), so a
+ * load split over several servers costs the client what one load to one server costs: the same
+ * process, the same connections, all started together. Their durations should be equal.
+ */
+export function runLoads(specs: LoadSpec[]): Promise<LoadResult[]> {
   return new Promise((resolve, reject) => {
     const child = fork(fileURLToPath(new URL('./load-worker.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    let result: LoadResult | null = null;
+    let results: LoadResult[] | null = null;
     child.once('message', (message) => {
-      result = message as LoadResult;
+      results = message as LoadResult[];
     });
     child.once('error', reject);
     child.once('exit', (code) => {
-      if (code === 0 && result) resolve(result);
+      if (code === 0 && results) resolve(results);
       else reject(new Error(`load generator exited with ${code}`));
     });
-    child.send(spec);
+    child.send(specs);
   });
 }

@@ -1,9 +1,19 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** One process's CPU so far (utime + stime, in clock ticks) and what it is. */
+/** One process's CPU so far (utime + stime, and stime alone, in clock ticks), its context switches, and what it is. */
 interface ProcSample {
   ticks: number;
+  sysTicks: number;
+  switches: number;
   label: string;
+}
+
+/** Voluntary + involuntary context switches of a process so far (`/proc/<pid>/status`), 0 when gone. */
+function switchesOf(pid: string): number {
+  const status = read(`/proc/${pid}/status`) ?? '';
+  let sum = 0;
+  for (const match of status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm)) sum += Number(match[1]);
+  return sum;
 }
 
 /** Clock ticks per second (`getconf CLK_TCK`: 100 on Linux). */
@@ -50,19 +60,28 @@ export function sampleCpu(parents: readonly number[]): Map<number, ProcSample> {
     const pid = Number(entry);
     if (!parents.includes(Number(fields[1])) && !parents.includes(pid)) continue;
     const ticks = Number(fields[11]) + Number(fields[12]);
-    out.set(pid, { ticks, label });
+    out.set(pid, { ticks, sysTicks: Number(fields[12]), switches: switchesOf(entry), label });
   }
   return out;
 }
 
-/** CPU seconds per label between two samples (a process that started in between counts from zero). */
-export function cpuBetween(before: Map<number, ProcSample>, after: Map<number, ProcSample>): Map<string, { seconds: number; processes: number }> {
-  const out = new Map<string, { seconds: number; processes: number }>();
+/** CPU per label between two samples: seconds, of them in the kernel, and context switches (a process of `after` alone counts from zero; the load generators, reaped, have no switches). */
+export interface CpuRow {
+  seconds: number;
+  sysSeconds: number;
+  switches: number;
+  processes: number;
+}
+
+export function cpuBetween(before: Map<number, ProcSample>, after: Map<number, ProcSample>): Map<string, CpuRow> {
+  const out = new Map<string, CpuRow>();
   for (const [pid, now] of after) {
-    const was = before.get(pid)?.ticks ?? 0;
-    const seconds = (now.ticks - was) / TICKS_PER_SECOND;
-    const row = out.get(now.label) ?? { seconds: 0, processes: 0 };
+    const was = before.get(pid);
+    const seconds = (now.ticks - (was?.ticks ?? 0)) / TICKS_PER_SECOND;
+    const row = out.get(now.label) ?? { seconds: 0, sysSeconds: 0, switches: 0, processes: 0 };
     row.seconds += seconds;
+    row.sysSeconds += (now.sysTicks - (was?.sysTicks ?? 0)) / TICKS_PER_SECOND;
+    row.switches += now.switches - (was?.switches ?? 0);
     if (seconds > 0) row.processes += 1;
     out.set(now.label, row);
   }
@@ -70,23 +89,31 @@ export function cpuBetween(before: Map<number, ProcSample>, after: Map<number, P
 }
 
 /** The table of `cpuBetween`, biggest first, with CPU seconds per 1,000 requests when given. */
-export function formatCpu(rows: Map<string, { seconds: number; processes: number }>, wallSeconds: number, requests?: number): string {
+export function formatCpu(rows: Map<string, CpuRow>, wallSeconds: number, requests?: number): string {
   const sorted = [...rows.entries()].filter(([, r]) => r.seconds > 0).sort((a, b) => b[1].seconds - a[1].seconds);
   const total = sorted.reduce((sum, [, r]) => sum + r.seconds, 0);
   const lines = sorted.map(([label, r]) => {
     const per = requests ? `  ${((r.seconds * 1000) / requests).toFixed(2).padStart(6)} ms/req` : '';
-    return `    ${label.padEnd(34)} ${r.seconds.toFixed(2).padStart(6)} s  ${((100 * r.seconds) / wallSeconds).toFixed(0).padStart(4)}% of a core  (${r.processes} proc)${per}`;
+    const kernel = r.seconds > 0 ? `  sys ${((100 * r.sysSeconds) / r.seconds).toFixed(0).padStart(3)}%` : '';
+    const switches = requests && r.switches > 0 ? `  ${(r.switches / requests).toFixed(2)} switches/req` : '';
+    return `    ${label.padEnd(34)} ${r.seconds.toFixed(2).padStart(6)} s  ${((100 * r.seconds) / wallSeconds).toFixed(0).padStart(4)}% of a core  (${r.processes} proc)${per}${kernel}${switches}`;
   });
   const per = requests ? `  ${((total * 1000) / requests).toFixed(2).padStart(6)} ms/req` : '';
   lines.push(`    ${'total'.padEnd(34)} ${total.toFixed(2).padStart(6)} s  ${((100 * total) / wallSeconds).toFixed(0).padStart(4)}% of a core${' '.repeat(10)}${per}`);
   return lines.join('\n');
 }
 
-/** This process's reaped children's CPU so far (cutime + cstime, seconds): the load generators, which exit before a load's end is sampled. */
-export function reapedChildrenSeconds(): number {
+/** This process's reaped children's CPU so far (cutime + cstime, and cstime, seconds): the load generators, which exit before a load's end is sampled. */
+export function reapedChildren(): { seconds: number; sysSeconds: number } {
   const stat = readFileSync('/proc/self/stat', 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND;
+  return { seconds: (Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND, sysSeconds: Number(fields[14]) / TICKS_PER_SECOND };
+}
+
+/** The row of the children reaped since `before` (`reapedChildren()`); their switches are not kept. */
+export function reapedSince(before: { seconds: number; sysSeconds: number }): CpuRow {
+  const now = reapedChildren();
+  return { seconds: now.seconds - before.seconds, sysSeconds: now.sysSeconds - before.sysSeconds, switches: 0, processes: 0 };
 }
 
 /** The machine's busy and total CPU time so far (seconds, all cores), from `/proc/stat`. */
