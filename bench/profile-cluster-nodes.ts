@@ -20,7 +20,8 @@ import { cpuBetween, formatCpu, reapedChildren, reapedSince, sampleCpu } from '.
  *   npx tsx bench/profile-cluster-nodes.ts [dir]     (default bench/results/prof-cluster)
  *   npx tsx bench/lib/profile-top.ts <dir>/<label>-<node>.cpuprofile 40
  *
- * It also prints each process's CPU over the load (`/proc/<pid>/stat`).
+ * It also prints each process's CPU over the load (`/proc/<pid>/stat`), the server's function
+ * calls, and the commits by the event types each wrote (how many commits a prompt costs).
  */
 const NODES = Number(process.env['PROFILE_NODES'] ?? 3);
 const ROUTE = process.env['PROFILE_ROUTE'] === 'forwarded' ? 'forwarded' : 'holder';
@@ -84,6 +85,11 @@ async function main(): Promise<void> {
     const db = await adminClient(cluster, 'bench_prof');
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     const fns = await db.query<{ funcname: string; calls: string; self_time: number }>('SELECT funcname, calls, self_time FROM pg_stat_user_functions ORDER BY calls DESC');
+    // What the commits were: each commit's event types, in order (one line per kind of commit).
+    const shapes = await db.query<{ types: string; commits: string }>(
+      "SELECT types, count(*) AS commits FROM (SELECT string_agg(type, ',' ORDER BY event_seq) AS types FROM holon.events GROUP BY agent_id, version) c GROUP BY types ORDER BY count(*) DESC LIMIT 12",
+    );
+    for (const r of shapes.rows) process.stderr.write(`  ${r.commits.padStart(6)} commits of ${r.types}\n`);
     await db.end();
     for (const f of fns.rows) process.stderr.write(`  ${f.funcname}: ${f.calls} calls (${(Number(f.calls) / served).toFixed(3)} per request served), ${(f.self_time / Number(f.calls)).toFixed(2)} ms self each\n`);
     const pids = new Map(nodes.map((node) => [node.child?.pid, node.nodeId]));
