@@ -11,8 +11,8 @@ import { cpuBetween, formatCpu, reapedChildren, reapedSince, sampleCpu } from '.
 
 /**
  * Where a cluster node's CPU goes under bench:cluster's prompt load (issue 19): `PROFILE_NODES`
- * (1 or 3, default 3) `serve` nodes on a throwaway database, 90 agents, 48 connections split over
- * the nodes, each request to its agent's holder (`PROFILE_ROUTE=holder`, default) or to the next
+ * (1 or 3, default 3) `serve` nodes on a throwaway database, 90 agents, `PROFILE_CONNECTIONS`
+ * (default 48) connections split over the nodes (16 on one node is one node's share of three), each request to its agent's holder (`PROFILE_ROUTE=holder`, default) or to the next
  * node (`forwarded`), `PROFILE_SECONDS` (default 10) of prompts. Every node runs under
  * the profiler (`lib/cpu-profile-hook.mjs`, started as the load starts) and is stopped with SIGTERM,
  * so each writes a profile of the load:
@@ -28,11 +28,11 @@ const ROUTE = process.env['PROFILE_ROUTE'] === 'forwarded' ? 'forwarded' : 'hold
 const SECONDS = Number(process.env['PROFILE_SECONDS'] ?? 10);
 const OP = process.env['PROFILE_OP'] === 'wake' ? 'wake' : 'prompt';
 const AGENTS = 90;
-const CONNECTIONS = 48;
+const CONNECTIONS = Number(process.env['PROFILE_CONNECTIONS'] ?? 48);
 
 async function main(): Promise<void> {
   const dir = process.argv[2] ?? join('bench', 'results', 'prof-cluster');
-  const label = `${NODES}n-${ROUTE}-${OP}`;
+  const label = `${NODES}n-${CONNECTIONS}c-${ROUTE}-${OP}`;
   mkdirSync(dir, { recursive: true });
   const scratch = join(dir, `.${label}`);
   rmSync(scratch, { recursive: true, force: true });

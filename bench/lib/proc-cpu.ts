@@ -65,7 +65,7 @@ export function sampleCpu(parents: readonly number[]): Map<number, ProcSample> {
   return out;
 }
 
-/** CPU per label between two samples: seconds, of them in the kernel, and context switches (a process of `after` alone counts from zero; the load generators, reaped, have no switches). */
+/** The CPU of one label's processes over a span: seconds, of them in the kernel, and context switches. */
 export interface CpuRow {
   seconds: number;
   sysSeconds: number;
@@ -73,6 +73,7 @@ export interface CpuRow {
   processes: number;
 }
 
+/** CPU per label between two samples (a process that started in between counts from zero). */
 export function cpuBetween(before: Map<number, ProcSample>, after: Map<number, ProcSample>): Map<string, CpuRow> {
   const out = new Map<string, CpuRow>();
   for (const [pid, now] of after) {
