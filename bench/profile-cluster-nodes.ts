@@ -12,7 +12,9 @@ import { cpuBetween, formatCpu, reapedChildren, reapedSince, sampleCpu } from '.
 /**
  * Where a cluster node's CPU goes under bench:cluster's prompt load (issue 19): `PROFILE_NODES`
  * (1 or 3, default 3) `serve` nodes on a throwaway database, 90 agents, `PROFILE_CONNECTIONS`
- * (default 48) connections split over the nodes (16 on one node is one node's share of three), each request to its agent's holder (`PROFILE_ROUTE=holder`, default) or to the next
+ * (default 48) connections split over the `PROFILE_LOADED` (default all) first nodes, closed loop
+ * or at `PROFILE_RATE` requests a second per loaded node (the same load on one node alone and on
+ * each of three tells what sharing the machine costs a node), each request to its agent's holder (`PROFILE_ROUTE=holder`, default) or to the next
  * node (`forwarded`), `PROFILE_SECONDS` (default 10) of prompts. Every node runs under
  * the profiler (`lib/cpu-profile-hook.mjs`, started as the load starts) and is stopped with SIGTERM,
  * so each writes a profile of the load:
@@ -29,10 +31,13 @@ const SECONDS = Number(process.env['PROFILE_SECONDS'] ?? 10);
 const OP = process.env['PROFILE_OP'] === 'wake' ? 'wake' : 'prompt';
 const AGENTS = 90;
 const CONNECTIONS = Number(process.env['PROFILE_CONNECTIONS'] ?? 48);
+/** Nodes that receive load (the first ones; default all), and an open-loop rate per loaded node (default: closed loop). */
+const LOADED = Number(process.env['PROFILE_LOADED'] ?? process.env['PROFILE_NODES'] ?? 3);
+const RATE = process.env['PROFILE_RATE'] === undefined ? undefined : Number(process.env['PROFILE_RATE']);
 
 async function main(): Promise<void> {
   const dir = process.argv[2] ?? join('bench', 'results', 'prof-cluster');
-  const label = `${NODES}n-${CONNECTIONS}c-${ROUTE}-${OP}`;
+  const label = `${NODES}n-${LOADED}loaded-${CONNECTIONS}c${RATE === undefined ? '' : `-${RATE}rps`}-${ROUTE}-${OP}`;
   mkdirSync(dir, { recursive: true });
   const scratch = join(dir, `.${label}`);
   rmSync(scratch, { recursive: true, force: true });
@@ -64,14 +69,14 @@ async function main(): Promise<void> {
         return { node, agents };
       }),
     );
-    const pairs = owned.map(({ agents }, i) => ({ node: ROUTE === 'holder' ? (nodes[i] as ClusterNode) : (nodes[(i + 1) % nodes.length] as ClusterNode), agents }));
+    const pairs = owned.slice(0, LOADED).map(({ agents }, i) => ({ node: ROUTE === 'holder' ? (nodes[i] as ClusterNode) : (nodes[(i + 1) % nodes.length] as ClusterNode), agents }));
     const body = OP === 'prompt' ? JSON.stringify({ text: 'profile' }) : JSON.stringify({ reason: 'profile' });
     // The profiles cover the load only (the hook starts the profiler on SIGWINCH).
     for (const node of nodes) node.child?.kill('SIGWINCH');
     const before = sampleCpu([process.pid, cluster.pid]);
     const reaped = reapedChildren();
     const started = performance.now();
-    const results = await runLoads(pairs.map(({ node, agents }) => ({ base: node.url, paths: agents.map((id) => `/api/control/agents/${id}/${OP}`), body, connections: Math.floor(CONNECTIONS / pairs.length), durationSeconds: SECONDS })));
+    const results = await runLoads(pairs.map(({ node, agents }) => ({ base: node.url, paths: agents.map((id) => `/api/control/agents/${id}/${OP}`), body, connections: Math.floor(CONNECTIONS / pairs.length), durationSeconds: SECONDS, ...(RATE === undefined ? {} : { ratePerSecond: RATE }) })));
     const wall = (performance.now() - started) / 1000;
     const rows = cpuBetween(before, sampleCpu([process.pid, cluster.pid]));
     rows.set('load generators (reaped)', reapedSince(reaped));

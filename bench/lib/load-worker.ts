@@ -23,6 +23,7 @@ type Autocannon = (options: {
   url: string;
   connections: number;
   duration: number;
+  overallRate?: number;
   method: string;
   headers: Record<string, string>;
   body: string;
@@ -37,6 +38,7 @@ async function main(spec: LoadSpec): Promise<LoadResult> {
     url: spec.base,
     connections: spec.connections,
     duration: spec.durationSeconds,
+    ...(spec.ratePerSecond === undefined ? {} : { overallRate: spec.ratePerSecond }),
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: spec.body,

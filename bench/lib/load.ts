@@ -8,6 +8,8 @@ export interface LoadSpec {
   body: string;
   connections: number;
   durationSeconds: number;
+  /** Open loop: at most this many requests a second over all its connections (autocannon's `overallRate`). Default: closed loop, each connection sends its next request once answered. */
+  ratePerSecond?: number;
 }
 
 export interface LoadResult {
