@@ -54,7 +54,7 @@ function cpuObserver(cluster: ThrowawayCluster): LoadObserver {
       const machine = machineSeconds();
       const requests = Math.round(served * seconds);
       const pgAfter = await pgCounters(cluster);
-      const db = label.startsWith('one') ? 'bench_one_node' : 'bench_three_nodes';
+      const db = /(^| )one/.test(label) ? 'bench_one_node' : 'bench_three_nodes';
       const commits = (pgAfter.commits.get(db) ?? 0) - (was.pg.commits.get(db) ?? 0);
       const syncs = pgAfter.walSyncs - was.pg.walSyncs;
       const busy = machine.busy - was.machine.busy;

@@ -7,7 +7,8 @@ import { progress } from './harness.js';
  * bench:cluster's node figures (issue 19), on real `serve` processes: durable prompt and wake
  * throughput through three nodes on one database against one node on another database of the same
  * server (the same agents per node, the same connections in all; each figure the mean of two loads,
- * interleaved one, three, three, one), each request sent to the node
+ * interleaved one, three, three, one, after an unmeasured warm-up of each: 3 s for one node, 9 s for
+ * three), each request sent to the node
  * that holds its agent, and again with every request sent to a node that does not (all forwarded);
  * and the failover time: a busy agent's owner is SIGKILLed, and a prompt is retried through another
  * node until it is answered.
@@ -27,6 +28,7 @@ export interface LoadObserver {
 }
 
 const AGENTS_PER_NODE = 30;
+const WARM_UP_SECONDS = 3;
 const CONNECTIONS = 48;
 
 /** 2xx answers per second of one load. */
@@ -73,6 +75,13 @@ export async function nodeFigures(oneUrl: string, threeUrl: string, seconds: num
     const alone = [{ node, agents: await createThrough(node, 'one', AGENTS_PER_NODE * 3) }];
     const owned = await Promise.all(nodes.map(async (n, i) => ({ node: n, agents: await createThrough(n, `three-${i}`, AGENTS_PER_NODE) })));
     const interleaved = async (route: 'prompt' | 'wake'): Promise<{ one: number; three: number }> => {
+      // Unmeasured first: each process compiles the route's hot code as its requests come (V8 tiers
+      // a function up by its calls), so each node gets about the one node's warm-up count of
+      // requests (three nodes, each at about a third of the rate: three times as long). The
+      // figure is the steady overhead of three nodes, not three processes' start.
+      const warmOne = await loads(alone, route, WARM_UP_SECONDS, 'warm-up one', observer);
+      const warmThree = await loads(owned, route, WARM_UP_SECONDS * owned.length, 'warm-up three', observer);
+      progress(`cluster nodes, ${route} warm-up (not counted): one ${warmOne.toFixed(0)}, three ${warmThree.toFixed(0)} /s`);
       const one1 = await loads(alone, route, seconds, 'one', observer);
       const three1 = await loads(owned, route, seconds, 'three', observer);
       const three2 = await loads(owned, route, seconds, 'three', observer);
