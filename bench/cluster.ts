@@ -200,7 +200,7 @@ runBenchmark('cluster', 6 * 3600_000, async () => {
       notes: [
         `boot cost per sleeping agent (medians of ${RESTARTS} restarts each): ${((median(full.readyMs) - median(empty.readyMs)) / total).toFixed(4)} ms and ${((median(full.rss) - median(empty.rss)) / total).toFixed(0)} B of RSS (a cluster node reads nothing per agent at boot; targets at 1,000,000: ready <= 5 s, RSS <= 1 GiB)`,
         `${CREATED} agents created through the runtime, then copies of ${TEMPLATE} inserted by SQL up to ${total}`,
-        `three nodes vs one: ${NODE_SECONDS} s per load, 48 connections in all, 90 agents; on this two-core machine the three nodes share the cores with the load generators`,
+        `three nodes vs one: ${NODE_SECONDS} s per load after an unmeasured warm-up of the same requests per process (3 s for one node, 9 s for three), 48 connections in all from one load generator, 90 agents; on this two-core machine the three nodes share the cores with the load generators`,
       ],
     };
   } finally {
