@@ -4,6 +4,7 @@ import { PostgresStore } from '../src/store/index.js';
 import { batchArguments, commitBatchCall, type PreparedCommit } from '../src/store/postgres/commit-batch.js';
 import { quoted } from '../src/store/postgres/schema.js';
 import { startThrowawayCluster } from '../test/pg/throwaway-cluster.js';
+import { cpuSecondsOf } from './lib/proc-cpu.js';
 
 /**
  * What one `commit_batch` call costs the PostgreSQL backend, by batch size: batches of 1, 2, 4, 8
@@ -20,12 +21,6 @@ import { startThrowawayCluster } from '../test/pg/throwaway-cluster.js';
 const SIZES = [1, 2, 4, 8, 16] as const;
 const BATCHES = 400;
 const ROUNDS = 2;
-
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 async function main(): Promise<void> {
   const cluster = await startThrowawayCluster();
@@ -55,7 +50,7 @@ async function main(): Promise<void> {
     };
     const run = async (size: number, batches: number): Promise<{ wallMs: number; cpuMs: number }> => {
       const started = performance.now();
-      const cpuBefore = cpuSeconds(backend);
+      const cpuBefore = cpuSecondsOf(backend);
       for (let b = 0; b < batches; b++) {
         const batch = Array.from({ length: size }, (_, i) => commitOf(`agent-${i}`, b));
         const { rows } = await client.query<{ outcome: string }>(call, batchArguments(batch));
@@ -63,7 +58,7 @@ async function main(): Promise<void> {
         if (refused) throw new Error(`commit refused: ${JSON.stringify(refused)}`);
         for (const commit of batch) versions.set(commit.agent_id, (versions.get(commit.agent_id) ?? 0) + 1);
       }
-      return { wallMs: (performance.now() - started) / batches, cpuMs: ((cpuSeconds(backend) - cpuBefore) * 1000) / batches };
+      return { wallMs: (performance.now() - started) / batches, cpuMs: ((cpuSecondsOf(backend) - cpuBefore) * 1000) / batches };
     };
     await run(16, 20);
     console.log(`commit_batch: backend CPU per call, ${BATCHES} calls per row`);

@@ -65,6 +65,13 @@ export function sampleCpu(parents: readonly number[]): Map<number, ProcSample> {
   return out;
 }
 
+/** One process's CPU so far (utime + stime, seconds), from `/proc/<pid>/stat`; throws if it is gone. */
+export function cpuSecondsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
 /** The CPU of one label's processes over a span: seconds, of them in the kernel, and context switches. */
 export interface CpuRow {
   seconds: number;
