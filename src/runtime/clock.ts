@@ -7,6 +7,23 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
+let stampedMs = Number.NaN;
+let stampedText = '';
+
+/**
+ * `date` as ISO 8601 text, formatted once per millisecond: one operation stamps its records and
+ * events several times within the same millisecond, and `toISOString` is a good part of a small
+ * operation's cost.
+ */
+export function isoText(date: Date): string {
+  const ms = date.getTime();
+  if (ms !== stampedMs) {
+    stampedMs = ms;
+    stampedText = date.toISOString();
+  }
+  return stampedText;
+}
+
 /** Ids are prefixed by what they name, so logs and events read on their own. */
 export function newId(prefix: string): string {
   // The first 20 hex digits of a v4 UUID (xxxxxxxx-xxxx-4xxx-yxxx-…), dashes left out.

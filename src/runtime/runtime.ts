@@ -21,7 +21,7 @@ import { createStore } from '../store/index.js';
 import { agentAccepts } from './agent/accepted-events.js';
 import { acceptsOf } from './agent/accepts.js';
 import type { AgentRoute, CallbackBody, MutationOptions, Page, RouteOptions, RuntimeApi } from './api.js';
-import { systemClock, type Clock } from './clock.js';
+import { isoText, systemClock, type Clock } from './clock.js';
 import { TimerAlarms } from './host/alarms.js';
 import { AgentCells } from './host/cells.js';
 import { CreateKeys } from './host/create-keys.js';
@@ -145,7 +145,7 @@ export class Runtime implements RuntimeApi {
           this.shards.detach(agentId);
         },
         onCommitted: (cell, roster, rosterJson) => {
-          this.lastCommitAt = this.clock.now().toISOString();
+          this.lastCommitAt = isoText(this.clock.now());
           if (roster) this.roster.set(cell.id, roster, rosterJson);
         },
         commitFailed: (error, agentId) => {

@@ -80,4 +80,18 @@ describe('ResidentRoster search (the inspector’s agent list)', () => {
     expect(index.page('agent-099998', 5)).toEqual({ ids: ['agent-099999'], more: false });
     expect(index.page(undefined, 1)).toEqual({ ids: ['Builder-X'], more: true });
   });
+
+  it('reads the tokens of an entry whose timer and stranded waits follow them, even a reason quoting the key', () => {
+    const index = new ResidentRoster();
+    const quoting = (tokens: string[], reason: string): AgentRoster => ({ ...entry(tokens), next_timer_at: '2026-12-07T00:00:00.000Z', stranded: [{ wait_id: 'w1', reason }] });
+    index.set('a', quoting(['a1'], 'no "trigger_hashes":["x"] here'));
+    expect(index.agentForTokenHash(hex('a1'))).toBe('a');
+    // Same tokens, another reason quoting other hashes: the lookup keeps them.
+    index.set('a', quoting(['a1'], '"trigger_hashes":["y"]'));
+    expect(index.agentForTokenHash(hex('a1'))).toBe('a');
+    // Rotated behind the same quoting reason: the change is seen.
+    index.set('a', quoting(['a2'], '"trigger_hashes":["y"]'));
+    expect(index.agentForTokenHash(hex('a1'))).toBeUndefined();
+    expect(index.agentForTokenHash(hex('a2'))).toBe('a');
+  });
 });

@@ -11,7 +11,7 @@ import { PRIORITY_ORDER } from '../../domain/index.js';
 import { isActiveWait, isTerminalTask, type ContinuationTrigger } from '../../../machines/contracts/index.js';
 import type { AgentDoc } from './agent-doc.js';
 import { appendRecord, RECENT_KEYS_LIMIT } from './agent-doc.js';
-import { newId } from '../clock.js';
+import { isoText, newId } from '../clock.js';
 
 export interface NewMessage {
   kind: MessageKind;
@@ -31,7 +31,7 @@ export function admitMessage(doc: AgentDoc, message: NewMessage, now: Date): Mes
     id: newId('msg'),
     agent_id: doc.identity.agent_id,
     seq: doc.next_message_seq,
-    created_at: now.toISOString(),
+    created_at: isoText(now),
     kind: message.kind,
     origin: message.origin,
     authority_class: message.authority_class,
@@ -60,7 +60,9 @@ export function isPending(message: MessageEnvelope): boolean {
 
 /** How many messages are still to run (`state.pending`, and a wake hint's queue depth). */
 export function pendingCount(doc: AgentDoc): number {
-  return doc.queue.filter(isPending).length;
+  let count = 0;
+  for (const message of doc.queue) if (isPending(message)) count += 1;
+  return count;
 }
 
 /** The next message to run: highest lane first, FIFO (by seq) within a lane. */

@@ -14,7 +14,7 @@ import {
 } from '../../domain/index.js';
 import type { CommitFence, CommitResult, NewEvent, Store } from '../../store/store.js';
 import { addTransition, closingRef, copyDoc, prune, reshare, type AgentDoc } from './agent-doc.js';
-import { newId, type Clock } from '../clock.js';
+import { isoText, newId, type Clock } from '../clock.js';
 import { rosterOf, type AgentRoster } from './roster.js';
 
 /** Phases whose side effects are requested on entry and answered by an event (seed 002). */
@@ -94,7 +94,7 @@ export class Tx {
   }
 
   emit<T extends EventType>(type: T, payload: EventPayload<T>): void {
-    this.events.push({ type, payload, ts: this.env.clock.now().toISOString() });
+    this.events.push({ type, payload, ts: isoText(this.env.clock.now()) });
   }
 
   get dirty(): boolean {
@@ -168,7 +168,7 @@ export class Tx {
     // Snapshot values are immutable: the same object is the same state (the usual no-op event).
     if (after.value === before.value || JSON.stringify(after.value) === JSON.stringify(before.value)) return false;
     const labels = agentLabels(after);
-    const now = this.env.clock.now().toISOString();
+    const now = isoText(this.env.clock.now());
     const record: TransitionRecord = {
       transition_id: cause.transition_id ?? newId('tr'),
       agent_id: this.cell.id,
@@ -200,7 +200,7 @@ export class Tx {
 
   /** Appends a protocol phase to the open lifecycle transition, and logs it as an event. */
   logPhase(phase: TransitionPhaseLog['phase'], detail?: string): void {
-    const at = this.env.clock.now().toISOString();
+    const at = isoText(this.env.clock.now());
     const pending = this.doc.pending_transition;
     if (pending) pending.phases.push({ phase, at, ...(detail ? { detail } : {}) });
     this.emit('transition_phase', { transition_id: pending?.transition_id ?? null, phase, ...(detail ? { detail } : {}) });
@@ -267,7 +267,7 @@ export class Tx {
     }
     this.syncMachine();
     const draft = this.doc;
-    draft.last_commit_at = this.env.clock.now().toISOString();
+    draft.last_commit_at = isoText(this.env.clock.now());
     // Only a draft handed over is never used again: a checkpoint's draft goes on being edited.
     // A shallow draft shares every part it did not replace already.
     if (handOver && !this.shallow) reshare(draft, this.cell.head);

@@ -124,8 +124,12 @@ export interface RosterFilter {
   status?: string | undefined;
 }
 
-/** The `"trigger_hashes":[…]` part of an entry's JSON (base64url hashes hold no `]`). */
+/**
+ * The `"trigger_hashes":[…]` part of an entry's JSON (base64url hashes hold no `]`). Searched from
+ * the end, where it sits (only the optional timer and stranded waits follow it); the key cannot
+ * occur inside a string value, whose quotes JSON escapes.
+ */
 function hashesText(json: string): string {
-  const start = json.indexOf('"trigger_hashes":');
+  const start = json.lastIndexOf('"trigger_hashes":');
   return start < 0 ? '' : json.slice(start, json.indexOf(']', start) + 1);
 }
