@@ -87,7 +87,13 @@ export class DomainError extends Error {
   readonly details: Record<string, unknown> | undefined;
 
   constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+    // A refusal (4xx) is the contract answering, not a fault: it captures no stack trace, which
+    // is a good part of a refused request's cost under a flood (429s, 403s). A 5xx keeps its stack
+    // for the log.
+    const stackTraceLimit = Error.stackTraceLimit;
+    if (STATUS[code] < 500) Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'DomainError';
     this.code = code;
     this.details = details;

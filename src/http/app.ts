@@ -9,7 +9,7 @@ import { registerAgentRoutes } from './agents.js';
 import { bearerAuth, type AuthOptions } from './auth.js';
 import { callbackRoutes } from './callbacks.js';
 import { acceptUtf8JsonOnly } from './content-types.js';
-import { clientErrorHandler, enforceEnvelope, errorHandler } from './errors.js';
+import { clientErrorHandler, enforceEnvelope, errorHandler, validationError } from './errors.js';
 import { registerEventRoutes } from './events.js';
 import { registerForwarding } from './forwarding.js';
 import { TurnRelay } from './turn-relay.js';
@@ -75,7 +75,8 @@ export async function buildApp(options: BuildAppOptions): Promise<HttpApp> {
     : { logger: false };
   const app: HttpApp = Fastify({
     ...logging,
-    logController: new RequestLog(),
+    logController: new RequestLog(Boolean(options.logger)),
+    schemaErrorFormatter: validationError,
     genReqId: requestIdGenerator(),
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     routerOptions: { maxParamLength: 1024 },

@@ -140,12 +140,29 @@ export function toWireError(error: unknown): WireError & { internal: boolean } {
   return { ...wire(500, 'internal_error', 'internal error'), internal: true };
 }
 
+/**
+ * Fastify's message for a failed validation (`body/text Required, …`, as its default formatter
+ * words it), as an error without a stack trace: a refusal, not a fault, and capturing the stack
+ * was most of a 400's cost. The answer is built from the issues (`validationDetails`).
+ */
+export function validationError(issues: ReadonlyArray<{ instancePath?: string; message?: string }>, dataVar: string): Error {
+  const stackTraceLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  const error = new Error(issues.map((issue) => `${dataVar}${issue.instancePath ?? ''} ${issue.message ?? 'invalid value'}`).join(', '));
+  Error.stackTraceLimit = stackTraceLimit;
+  return error;
+}
+
+/** Replies whose body the error handler made: an envelope already, so `enforceEnvelope` lets it through unread. */
+const enveloped = new WeakSet<FastifyReply>();
+
 export function errorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const mapped = requestSpecific((error as Partial<FastifyError> | null)?.code, request) ?? toWireError(error);
   if ('internal' in mapped && mapped.internal) request.log.error({ err: error }, 'request failed');
   if (mapped.status === 401) reply.header('WWW-Authenticate', 'Bearer');
   const retryAfter = mapped.body.error.details?.['retry_after_s'];
   if (mapped.status === 429 && typeof retryAfter === 'number') reply.header('Retry-After', String(retryAfter));
+  enveloped.add(reply);
   void reply.code(mapped.status).type('application/json; charset=utf-8').send(mapped.body);
 }
 
@@ -160,7 +177,7 @@ function isEnvelope(value: unknown): boolean {
  * directly, e.g. @fastify/sse's 406) is rewritten into the envelope.
  */
 export async function enforceEnvelope(_request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-  if (reply.statusCode < 400) return payload;
+  if (reply.statusCode < 400 || enveloped.has(reply)) return payload;
   if (payload !== null && typeof payload === 'object' && !Buffer.isBuffer(payload)) return payload; // a stream
   const text = Buffer.isBuffer(payload) ? payload.toString('utf8') : typeof payload === 'string' ? payload : '';
   try {

@@ -90,7 +90,8 @@ export async function echoRequestId(request: FastifyRequest, reply: FastifyReply
  * response failed to be sent; a handler's own failure is logged by the error handler.
  */
 export class RequestLog extends LogController {
-  constructor() {
+  /** `writes`: the app logs at all (with logging off, no line's fields are worked out). */
+  constructor(private readonly writes = true) {
     super({ requestIdLogLabel: REQUEST_ID_LABEL });
   }
 
@@ -99,6 +100,7 @@ export class RequestLog extends LogController {
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (!this.writes) return;
     const fields = {
       method: request.method,
       route: request.routeOptions.url ?? null,
