@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addTransition, appendRecord, copyDoc, prune, reshare, type AgentDoc } from '../../src/runtime/agent/agent-doc.js';
+import { addTransition, appendRecord, copyDoc, prune, reshare, updateMessages, type AgentDoc } from '../../src/runtime/agent/agent-doc.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { MemoryStore } from '../../src/store/index.js';
 import { untilAsleep } from './helpers.js';
@@ -16,6 +16,11 @@ async function docWithOpenMessages() {
   return structuredClone(doc) as Parameters<typeof copyDoc>[0];
 }
 
+/** A task record that is still running (an open record: copied by copyDoc); only its id and status matter here. */
+function openTask(id: string): AgentDoc['tasks'][number] {
+  return { id, status: 'running' } as AgentDoc['tasks'][number];
+}
+
 describe('copyDoc and reshare', () => {
   it('an operation that changes nothing commits the very lists and records it started from', async () => {
     const base = await docWithOpenMessages();
@@ -23,27 +28,52 @@ describe('copyDoc and reshare', () => {
       { ...(base.queue[0] ?? ({} as never)), id: 'open-1', status: 'queued' },
       { ...(base.queue[0] ?? ({} as never)), id: 'open-2', status: 'queued' },
     ];
+    base.tasks = [openTask('t1'), openTask('t2')];
     const draft = copyDoc(base);
-    expect(draft.queue).not.toBe(base.queue);
-    expect(draft.queue[0]).not.toBe(base.queue[0]);
-    expect(draft.queue[0]).toEqual(base.queue[0]);
+    // Messages are never edited in place (updateMessages replaces them): the queue is shared.
+    expect(draft.queue).toBe(base.queue);
+    // Open tasks are copied one level deep, for an operation that assigns their fields.
+    expect(draft.tasks).not.toBe(base.tasks);
+    expect(draft.tasks[0]).not.toBe(base.tasks[0]);
+    expect(draft.tasks[0]).toEqual(base.tasks[0]);
     expect(draft.transitions).toBe(base.transitions);
     reshare(draft, base);
+    expect(draft.tasks).toBe(base.tasks);
     expect(draft.queue).toBe(base.queue);
   });
 
   it('keeps the copy of an edited record, and puts back the others', async () => {
     const base = await docWithOpenMessages();
-    base.queue = ['a', 'b', 'c'].map((id) => ({ ...(base.queue[0] ?? ({} as never)), id, status: 'queued' as const }));
+    base.tasks = ['a', 'b', 'c'].map(openTask);
     const draft = copyDoc(base);
-    const edited = draft.queue[1];
-    if (edited) edited.status = 'dequeued';
+    const edited = draft.tasks[1];
+    if (edited) edited.status = 'cancelled';
     reshare(draft, base);
+    expect(draft.tasks).not.toBe(base.tasks);
+    expect(draft.tasks[0]).toBe(base.tasks[0]);
+    expect(draft.tasks[1]).toBe(edited);
+    expect(draft.tasks[2]).toBe(base.tasks[2]);
+    expect(base.tasks[1]?.status).toBe('running');
+  });
+
+  it('a message changes by replacement: a new list and record in the draft, the others and the base untouched', async () => {
+    const base = await docWithOpenMessages();
+    base.queue = ['a', 'b', 'c'].map((id) => ({ ...(base.queue[0] ?? ({} as never)), id, status: 'queued' as const, run_id: null }));
+    const draft = copyDoc(base);
+    const replaced = updateMessages(draft, (m) => m.id === 'b', { status: 'dequeued', run_id: 'run-1' });
+    expect(replaced.map((m) => [m.id, m.status, m.run_id])).toEqual([['b', 'dequeued', 'run-1']]);
     expect(draft.queue).not.toBe(base.queue);
     expect(draft.queue[0]).toBe(base.queue[0]);
-    expect(draft.queue[1]).toBe(edited);
+    expect(draft.queue[1]).toBe(replaced[0]);
     expect(draft.queue[2]).toBe(base.queue[2]);
-    expect(base.queue[1]?.status).toBe('queued');
+    expect(base.queue[1]).toMatchObject({ status: 'queued', run_id: null });
+    // Nothing picked: the list keeps its identity (the store logs no change).
+    const list = draft.queue;
+    expect(updateMessages(draft, () => false, { status: 'processed' })).toEqual([]);
+    expect(draft.queue).toBe(list);
+    reshare(draft, base);
+    expect(draft.queue[1]).toBe(replaced[0]);
+    expect(draft.queue[0]).toBe(base.queue[0]);
   });
 
   it('a list appended to stays new while its old records go back to the originals', async () => {

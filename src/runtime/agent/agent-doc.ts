@@ -112,13 +112,14 @@ const settledEffect = (e: AgentDoc['effects'][number]) => e.status !== 'started'
 
 /**
  * A copy of a document that either side may mutate. Transition records, snapshots, the machine
- * snapshot, and settled messages, finished tasks and settled effects are never edited once
- * written (they are added, dropped or replaced whole), so the copy shares them. The containers
- * are shared too while they hold nothing else (transitions and snapshots always), because the
- * only code that adds to them replaces them (`appendRecord`, `addTransition`, `addSnapshot`):
- * an unchanged list keeps its identity, and the lowdb store does not log it again. Open records
- * are copied one level deep (code assigns their fields, and replaces anything nested), so
- * `reshare` can put back the ones an operation left alone. Everything else is copied deep.
+ * snapshot, messages, finished tasks and settled effects are never edited once written (they are
+ * added, dropped or replaced whole: a message's status changes through `updateMessages`), so the
+ * copy shares them. The containers are shared too while they hold nothing else (transitions,
+ * snapshots and the queue always), because the only code that adds to them replaces them
+ * (`appendRecord`, `addTransition`, `addSnapshot`, `updateMessages`): an unchanged list keeps its
+ * identity, and the lowdb store does not log it again. Open tasks and effects are copied one
+ * level deep (code assigns their fields, and replaces anything nested), so `reshare` can put back
+ * the ones an operation left alone. Everything else is copied deep.
  * Idempotency records are never edited either (their list is replaced by `recordAnswer`).
  * Copying everything deep on every operation was most of the runtime's CPU time. Code that edits
  * a shared part in place would change committed state: replace it instead
@@ -128,7 +129,7 @@ export function copyDoc(doc: AgentDoc): AgentDoc {
   const { transitions, snapshots, machine, queue, tasks, effects, idempotency, ...rest } = doc;
   const copy = cloneJson(rest) as AgentDoc;
   copy.idempotency = idempotency;
-  copy.queue = copyOpen(queue, settledMessage);
+  copy.queue = queue;
   copy.tasks = copyOpen(tasks, finishedTask);
   copy.effects = copyOpen(effects, settledEffect);
   copy.machine = machine;
@@ -195,6 +196,23 @@ function shallowEqual(a: object, b: object): boolean {
   if (keys.length !== Object.keys(b).length) return false;
   for (const key of keys) if ((a as Record<string, unknown>)[key] !== (b as Record<string, unknown>)[key]) return false;
   return true;
+}
+
+/**
+ * Replaces each queued message `pick` selects by a copy with `change` applied, in a new list (a
+ * message is never edited in place: drafts and committed documents share them); returns the
+ * replacements in queue order. The list stays as it was when `pick` selects nothing.
+ */
+export function updateMessages(doc: AgentDoc, pick: (message: MessageEnvelope) => boolean, change: Partial<MessageEnvelope>): MessageEnvelope[] {
+  const replaced: MessageEnvelope[] = [];
+  const queue = doc.queue.map((message) => {
+    if (!pick(message)) return message;
+    const next = { ...message, ...change };
+    replaced.push(next);
+    return next;
+  });
+  if (replaced.length > 0) doc.queue = queue;
+  return replaced;
 }
 
 type RecordList = 'queue' | 'tasks' | 'effects';

@@ -15,7 +15,7 @@ import {
   type TurnResult,
 } from '../../domain/index.js';
 import { factsOf } from '../agent/facts.js';
-import type { AgentDoc } from '../agent/agent-doc.js';
+import { updateMessages, type AgentDoc } from '../agent/agent-doc.js';
 import { admitMessage, isPending, pendingCount, pendingInOrder, triggerOf } from '../agent/messages.js';
 import type { Tx } from '../agent/tx.js';
 import type { MutationOptions } from '../api.js';
@@ -163,13 +163,15 @@ export class Turns {
     return { run_id: runId, claim_id: claimId, lease_expires_at: leaseExpiresAt, ...(takeMessages ? { messages: this.deps.offers.messagesOf(runId, claimId) } : {}) };
   }
 
-  /** Dequeues `batch` into the run `runId`: each message's continuation applied, its waits resolved. */
-  private admit(tx: Tx, runId: string, batch: readonly Planned[]): void {
+  /**
+   * Dequeues `batch` into the run `runId` (each planned message becomes its dequeued record): each
+   * message's continuation applied, its waits resolved.
+   */
+  private admit(tx: Tx, runId: string, batch: Planned[]): void {
     const doc = tx.doc;
-    for (const { message } of batch) {
-      message.status = 'dequeued';
-      message.run_id = runId;
-    }
+    const ids = new Set(batch.map((p) => p.message.id));
+    const dequeued = new Map(updateMessages(doc, (m) => ids.has(m.id), { status: 'dequeued', run_id: runId }).map((m) => [m.id, m]));
+    for (const planned of batch) planned.message = dequeued.get(planned.message.id) ?? planned.message;
     doc.state.pending = pendingCount(doc);
     for (const { message, trigger, resolution } of batch) {
       if (resolution && trigger) {
@@ -194,7 +196,7 @@ export class Turns {
     if (!runId) return null;
     this.runs.get(runId)?.abort();
     this.deps.offers.cancel(runId);
-    for (const message of tx.doc.queue) if (message.run_id === runId && message.status === 'dequeued') message.status = messageStatus;
+    updateMessages(tx.doc, (m) => m.run_id === runId && m.status === 'dequeued', { status: messageStatus });
     tx.doc.state.current_run_id = null;
     tx.doc.last_turn_terminal = 'aborted';
     return runId;
@@ -257,7 +259,7 @@ export class Turns {
       if (outcome === 'failed') failed = true;
       if (outcome && typeof outcome === 'object') starts.push(outcome);
     }
-    for (const message of messages) message.status = 'processed';
+    const processed = updateMessages(doc, (m) => m.run_id === runId && m.status === 'dequeued', { status: 'processed' });
     doc.state.current_run_id = null;
     doc.state.pending = pendingCount(doc);
     doc.last_turn_terminal = failed ? 'failed' : 'completed';
@@ -265,7 +267,7 @@ export class Turns {
     doc.last_closure = deriveClosure(factsOf(doc));
     tx.send({ type: 'TURN.FINISHED', runId, facts: factsOf(doc) }, { reason: failed ? 'turn failed' : 'turn completed', trigger: 'agent' });
     tx.emit('turn_finished', { run_id: runId, closure: doc.last_closure, text: (result.text ?? '').slice(0, 2000) });
-    for (const message of messages) this.deps.invocations.notifyInvoker(tx, message, failed, result.text ?? '');
+    for (const message of processed) this.deps.invocations.notifyInvoker(tx, message, failed, result.text ?? '');
     for (const task of starts) this.deps.launch(tx.cell.id, task.id);
   }
 
