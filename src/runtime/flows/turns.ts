@@ -1,5 +1,6 @@
 import { decideForMessage, deriveClosure, isOperatorInterjection, mayJoinTurn, resolveContinuation, type TurnMember } from '../../../machines/contracts/index.js';
 import {
+  cloneJson,
   CompleteTurnRequest,
   DomainError,
   HeartbeatTurnRequest,
@@ -99,7 +100,7 @@ export class Turns {
       run_id: runId,
       agent_id: tx.cell.id,
       lease_ms: this.deps.turnLeaseMs,
-      messages: batch.map((p) => structuredClone(p.message)),
+      messages: batch.map((p) => cloneJson(p.message)),
       closure: doc.last_closure,
       continuation: first.resolution,
     };
@@ -142,7 +143,7 @@ export class Turns {
       for (const planned of taken) recordDecision(tx, planned.decision);
       this.admit(tx, runId, taken);
       tx.emit('turn_interjected', { run_id: runId, message_ids: taken.map((p) => p.message.id), turn_index: doc.state.turn_index });
-      const copies = taken.map((p) => structuredClone(p.message));
+      const copies = taken.map((p) => cloneJson(p.message));
       // A re-offer of the turn (an expired lease) carries them too.
       if (doc.config.turn_runner === 'http_worker') tx.onCommit(() => this.deps.offers.append(runId, copies));
       return copies;
