@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { addTransition, appendRecord, copyDoc, prune, reshare, updateMessages, type AgentDoc } from '../../src/runtime/agent/agent-doc.js';
+import { addTransition, appendRecord, copyDoc, prune, reshare, type AgentDoc } from '../../src/runtime/agent/agent-doc.js';
+import { updateMessages } from '../../src/runtime/agent/messages.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { MemoryStore } from '../../src/store/index.js';
 import { untilAsleep } from './helpers.js';

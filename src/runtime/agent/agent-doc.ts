@@ -198,23 +198,6 @@ function shallowEqual(a: object, b: object): boolean {
   return true;
 }
 
-/**
- * Replaces each queued message `pick` selects by a copy with `change` applied, in a new list (a
- * message is never edited in place: drafts and committed documents share them); returns the
- * replacements in queue order. The list stays as it was when `pick` selects nothing.
- */
-export function updateMessages(doc: AgentDoc, pick: (message: MessageEnvelope) => boolean, change: Partial<MessageEnvelope>): MessageEnvelope[] {
-  const replaced: MessageEnvelope[] = [];
-  const queue = doc.queue.map((message) => {
-    if (!pick(message)) return message;
-    const next = { ...message, ...change };
-    replaced.push(next);
-    return next;
-  });
-  if (replaced.length > 0) doc.queue = queue;
-  return replaced;
-}
-
 type RecordList = 'queue' | 'tasks' | 'effects';
 
 /** Appends to a list of `doc` without editing one a committed document may share (see `copyDoc`). */

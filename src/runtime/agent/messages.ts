@@ -53,6 +53,23 @@ export function admitMessage(doc: AgentDoc, message: NewMessage, now: Date): Mes
   return envelope;
 }
 
+/**
+ * Replaces each queued message `pick` selects by a copy with `change` applied, in a new list (a
+ * message is never edited in place: drafts and committed documents share them); returns the
+ * replacements in queue order. The list stays as it was when `pick` selects nothing.
+ */
+export function updateMessages(doc: AgentDoc, pick: (message: MessageEnvelope) => boolean, change: Partial<MessageEnvelope>): MessageEnvelope[] {
+  const replaced: MessageEnvelope[] = [];
+  const queue = doc.queue.map((message) => {
+    if (!pick(message)) return message;
+    const next = { ...message, ...change };
+    replaced.push(next);
+    return next;
+  });
+  if (replaced.length > 0) doc.queue = queue;
+  return replaced;
+}
+
 /** A message still to run: queued, or interrupted by a restart (replayed). */
 export function isPending(message: MessageEnvelope): boolean {
   return message.status === 'queued' || message.status === 'interrupted';

@@ -16,8 +16,8 @@ import {
   type TurnResult,
 } from '../../domain/index.js';
 import { factsOf } from '../agent/facts.js';
-import { updateMessages, type AgentDoc } from '../agent/agent-doc.js';
-import { admitMessage, isPending, pendingCount, pendingInOrder, triggerOf } from '../agent/messages.js';
+import type { AgentDoc } from '../agent/agent-doc.js';
+import { admitMessage, isPending, pendingCount, pendingInOrder, triggerOf, updateMessages } from '../agent/messages.js';
 import type { Tx } from '../agent/tx.js';
 import type { MutationOptions } from '../api.js';
 import { newId } from '../clock.js';
