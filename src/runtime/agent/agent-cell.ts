@@ -145,10 +145,7 @@ export class AgentCell {
     } else {
       issued = this.enter(operation, options, true);
     }
-    const done = issued.then(async ({ result, durable }) => {
-      await durable;
-      return result;
-    });
+    const done = issued.then(({ result, durable }) => durable.then(() => result));
     const settle = () => {
       this.queued -= 1;
       if (this.queued === 0 && !this.retired) this.env.settled(this);

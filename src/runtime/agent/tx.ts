@@ -16,6 +16,7 @@ import type { CommitFence, CommitResult, NewEvent, Store } from '../../store/sto
 import { addTransition, closingRef, copyDoc, prune, reshare, type AgentDoc } from './agent-doc.js';
 import { isoText, newId, type Clock } from '../clock.js';
 import { rosterOf, type AgentRoster } from './roster.js';
+import { promised } from '../promised.js';
 
 /** Phases whose side effects are requested on entry and answered by an event (seed 002). */
 const TRANSITIONAL: ReadonlySet<LifecyclePhase> = new Set(TRANSITIONAL_PHASES);
@@ -283,17 +284,19 @@ export class Tx {
     // The committed document is read-only from here on: a later use of this Tx copies it again.
     if (handOver) this.draft = null;
     else this.base = expected + 1;
-    // Async, so that a fencing token refused at once fails the commit like the store would.
-    const write = async () =>
-      this.env.store.commit({
-        agent_id: this.cell.id,
-        // A cell at version 0 holds an agent not stored yet: its first commit creates it.
-        expected_version: expected === 0 ? null : expected,
-        doc,
-        events,
-        ...this.env.fence(this.cell.id),
-        ...(roster === undefined ? {} : { roster }),
-      });
+    // A fencing token refused at once fails the commit like the store would (a rejection).
+    const write = () =>
+      promised(() =>
+        this.env.store.commit({
+          agent_id: this.cell.id,
+          // A cell at version 0 holds an agent not stored yet: its first commit creates it.
+          expected_version: expected === 0 ? null : expected,
+          doc,
+          events,
+          ...this.env.fence(this.cell.id),
+          ...(roster === undefined ? {} : { roster }),
+        }),
+      );
     const committed = (result: CommitResult) => {
       this.env.bus.publish(result.events);
       this.env.onCommitted(this.cell, roster, rosterJson);

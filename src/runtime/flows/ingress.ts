@@ -15,6 +15,8 @@ import type { Tx } from '../agent/tx.js';
 import type { CallbackBody, MutationOptions } from '../api.js';
 import { tokenMatches } from '../capability.js';
 import { newId } from '../clock.js';
+import { promised } from '../promised.js';
+import type { AgentCell } from '../agent/agent-cell.js';
 import type { AgentCells, MutateOptions } from '../host/cells.js';
 import { bodyBytes, type InboxBounds } from '../host/inbox-bounds.js';
 import { recordDecision } from '../records/decisions.js';
@@ -49,18 +51,23 @@ export function emitWakeTick(tx: Tx, reason: string, source: string | null, crea
  */
 export class Ingress {
   constructor(
-    private readonly cells: Pick<AgentCells, 'mutateCell' | 'cell' | 'doc' | 'load'>,
+    private readonly cells: Pick<AgentCells, 'mutateCell' | 'cell' | 'loadedCell' | 'doc' | 'load'>,
     /** The agent a capability token belongs to, unloaded (`Placement.callbackAgent`). */
     private readonly agentOfToken: (token: string) => Promise<string | null>,
     private readonly bounds: InboxBounds,
   ) {}
 
-  async prompt(agentId: string, request: PromptRequest, options: MutationOptions = {}): Promise<MessageAccepted> {
-    const req = PromptRequest.parse(request);
-    if (req.work_item_id && !(await this.cells.doc(agentId)).work_items.some((w) => w.id === req.work_item_id)) {
-      throw new DomainError('work_item_not_found', `work item ${req.work_item_id} not found`);
-    }
-    return this.queueMessage(agentId, { kind: 'operator_prompt', origin: { kind: 'operator' }, authority_class: 'operator_instruction', priority: 'interject', body: { type: 'text', text: req.text }, work_item_id: req.work_item_id ?? null }, options);
+  prompt(agentId: string, request: PromptRequest, options: MutationOptions = {}): Promise<MessageAccepted> {
+    return promised(() => {
+      const req = PromptRequest.parse(request);
+      const message: NewMessage = { kind: 'operator_prompt', origin: { kind: 'operator' }, authority_class: 'operator_instruction', priority: 'interject', body: { type: 'text', text: req.text }, work_item_id: req.work_item_id ?? null };
+      const workItemId = req.work_item_id;
+      if (!workItemId) return this.queueMessage(agentId, message, options);
+      return this.cells.doc(agentId).then((doc) => {
+        if (!doc.work_items.some((w) => w.id === workItemId)) throw new DomainError('work_item_not_found', `work item ${workItemId} not found`);
+        return this.queueMessage(agentId, message, options);
+      });
+    });
   }
 
   async enqueue(agentId: string, request: EnqueueRequest, options: MutationOptions = {}): Promise<MessageAccepted> {
@@ -138,16 +145,27 @@ export class Ingress {
    * Runs an input's operation once the inbox bounds let it in (a retry whose Idempotency-Key the
    * agent recorded is answered from its record, bounds or not), holding its room until answered.
    */
-  private async admit<T>(agentId: string, bytes: number, operation: (tx: Tx) => Promise<T>, options: MutateOptions<T>): Promise<T> {
-    const cell = await this.cells.cell(agentId);
+  private admit<T>(agentId: string, bytes: number, operation: (tx: Tx) => Promise<T>, options: MutateOptions<T>): Promise<T> {
+    // A loaded cell is taken without a promise: every accepted input passes here.
+    const loaded = this.cells.loadedCell(agentId);
+    if (loaded) return promised(() => this.admitTo(loaded, bytes, operation, options));
+    return this.cells.cell(agentId).then((cell) => this.admitTo(cell, bytes, operation, options));
+  }
+
+  private admitTo<T>(cell: AgentCell, bytes: number, operation: (tx: Tx) => Promise<T>, options: MutateOptions<T>): Promise<T> {
     const key = options.idempotency?.key;
     const retry = key !== undefined && cell.head.idempotency.some((r) => r.key === key);
     const release = retry ? () => undefined : this.bounds.reserve(cell, bytes);
-    try {
-      return await this.cells.mutateCell(cell, operation, options);
-    } finally {
-      release();
-    }
+    return this.cells.mutateCell(cell, operation, options).then(
+      (value) => {
+        release();
+        return value;
+      },
+      (error: unknown) => {
+        release();
+        throw error;
+      },
+    );
   }
 
   /** The token's agent is found unloaded (by its hash), then its stored hash is compared. */
