@@ -48,7 +48,9 @@ export function runLoads(specs: LoadSpec[]): Promise<LoadResult[]> {
       results = message as LoadResult[];
     });
     child.once('error', reject);
-    child.once('exit', (code) => {
+    // 'close', not 'exit': 'exit' may come before the IPC channel delivered the child's last
+    // message (a run of `npm run bench` lost its results so once); 'close' follows the channel's end.
+    child.once('close', (code) => {
       if (code === 0 && results) resolve(results);
       else reject(new Error(`load generator exited with ${code}`));
     });
