@@ -30,10 +30,10 @@ const scratch = scratchDir('accept-probe');
 const runtime = await openRuntime(KIND, scratch.dir);
 const activity = new Activity(runtime);
 const session = new Session();
+session.connect();
 try {
   const ids = await createAgents(runtime, AGENTS, 'p');
   await until(() => activity.awakeCount === 0, 120_000, 'agents asleep', 20);
-  session.connect();
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: 100 });
   const wall: number[] = [];

@@ -60,9 +60,9 @@ export class Ingress {
   prompt(agentId: string, request: PromptRequest, options: MutationOptions = {}): Promise<MessageAccepted> {
     return promised(() => {
       const req = PromptRequest.parse(request);
-      const message: NewMessage = { kind: 'operator_prompt', origin: { kind: 'operator' }, authority_class: 'operator_instruction', priority: 'interject', body: { type: 'text', text: req.text }, work_item_id: req.work_item_id ?? null };
-      const workItemId = req.work_item_id;
-      if (!workItemId) return this.queueMessage(agentId, message, options);
+      const workItemId = req.work_item_id ?? null;
+      const message: NewMessage = { kind: 'operator_prompt', origin: { kind: 'operator' }, authority_class: 'operator_instruction', priority: 'interject', body: { type: 'text', text: req.text }, work_item_id: workItemId };
+      if (workItemId === null) return this.queueMessage(agentId, message, options);
       return this.cells.doc(agentId).then((doc) => {
         if (!doc.work_items.some((w) => w.id === workItemId)) throw new DomainError('work_item_not_found', `work item ${workItemId} not found`);
         return this.queueMessage(agentId, message, options);
