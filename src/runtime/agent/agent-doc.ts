@@ -21,6 +21,7 @@ import {
   WorkItemRecord,
   type CreateAgentRequest,
 } from '../../domain/index.js';
+import { isSettled, tallyOf } from './queue-tally.js';
 
 export const PendingWakeHint = z.object({
   reason: z.string(),
@@ -104,9 +105,7 @@ export function findTransition(doc: AgentDoc, transitionId: string): TransitionR
 }
 
 /** Records in one of these states are history: no code changes them any more. */
-const SETTLED_MESSAGE: ReadonlySet<string> = new Set(['processed', 'aborted', 'dropped']);
 const FINISHED_TASK_STATUSES: ReadonlySet<string> = new Set(TERMINAL_TASK_STATUSES);
-const settledMessage = (m: AgentDoc['queue'][number]) => SETTLED_MESSAGE.has(m.status);
 const finishedTask = (t: AgentDoc['tasks'][number]) => FINISHED_TASK_STATUSES.has(t.status);
 const settledEffect = (e: AgentDoc['effects'][number]) => e.status !== 'started';
 
@@ -237,7 +236,8 @@ export function closingRef(transitionId: string): string {
  */
 export function prune(doc: AgentDoc, base: AgentDoc): void {
   // Runs on every commit: each changed list is only counted unless it is over its bound.
-  if (doc.queue !== base.queue) doc.queue = dropOldest(doc.queue, settledMessage, PROCESSED_MESSAGES_KEPT);
+  // The queue's tally is carried over an input's append: a flood does not count it per input.
+  if (doc.queue !== base.queue && tallyOf(doc.queue).settled > PROCESSED_MESSAGES_KEPT) doc.queue = dropOldest(doc.queue, isSettled, PROCESSED_MESSAGES_KEPT);
   if (doc.tasks !== base.tasks) doc.tasks = dropOldest(doc.tasks, finishedTask, FINISHED_TASKS_KEPT);
   if (doc.snapshots.length > SNAPSHOTS_KEPT) doc.snapshots = doc.snapshots.slice(-SNAPSHOTS_KEPT);
   if (doc.effects !== base.effects) doc.effects = dropOldest(doc.effects, settledEffect, SETTLED_EFFECTS_KEPT);

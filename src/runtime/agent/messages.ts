@@ -11,6 +11,7 @@ import { PRIORITY_ORDER } from '../../domain/index.js';
 import { isActiveWait, isTerminalTask, type ContinuationTrigger } from '../../../machines/contracts/index.js';
 import type { AgentDoc } from './agent-doc.js';
 import { appendRecord, RECENT_KEYS_LIMIT } from './agent-doc.js';
+import { isPending, tallyAppended, tallyOf } from './queue-tally.js';
 import { isoText, newId } from '../clock.js';
 
 export interface NewMessage {
@@ -46,7 +47,9 @@ export function admitMessage(doc: AgentDoc, message: NewMessage, now: Date): Mes
     run_id: null,
   };
   doc.next_message_seq += 1;
+  const before = doc.queue;
   appendRecord(doc, 'queue', envelope);
+  tallyAppended(before, doc.queue, envelope);
   doc.state.pending = pendingCount(doc);
   // Replaced, not pushed to: a shallow draft (RunOptions.shallow) shares the head's list.
   if (envelope.idempotency_key) doc.recent_keys = [...doc.recent_keys, envelope.idempotency_key].slice(-RECENT_KEYS_LIMIT);
@@ -70,16 +73,9 @@ export function updateMessages(doc: AgentDoc, pick: (message: MessageEnvelope) =
   return replaced;
 }
 
-/** A message still to run: queued, or interrupted by a restart (replayed). */
-export function isPending(message: MessageEnvelope): boolean {
-  return message.status === 'queued' || message.status === 'interrupted';
-}
-
 /** How many messages are still to run (`state.pending`, and a wake hint's queue depth). */
 export function pendingCount(doc: AgentDoc): number {
-  let count = 0;
-  for (const message of doc.queue) if (isPending(message)) count += 1;
-  return count;
+  return tallyOf(doc.queue).pending;
 }
 
 /** The next message to run: highest lane first, FIFO (by seq) within a lane. */

@@ -3,7 +3,7 @@ import { derivePosture } from '../../../machines/contracts/index.js';
 import { AgentListEntry, TERMINAL_TASK_STATUSES, TRANSITIONAL_PHASES } from '../../domain/index.js';
 import type { AgentDoc } from './agent-doc.js';
 import { factsOf } from './facts.js';
-import { headOfQueue } from './messages.js';
+import { tallyOf } from './queue-tally.js';
 import { strandedWaits } from './stranded-waits.js';
 
 /** Phases whose protocol a crash leaves open: `recoverAgent` runs their effect again. */
@@ -79,5 +79,5 @@ export function needsRecovery(doc: AgentDoc): boolean {
   if (doc.state.current_run_id || TRANSITIONAL.has(doc.state.phase)) return true;
   if (doc.state.phase === 'terminated' || doc.state.status === 'stopped') return false;
   if (doc.state.phase !== 'sleeping') return true;
-  return !doc.refusal && (headOfQueue(doc) !== null || doc.pending_wake_hint !== null);
+  return !doc.refusal && (tallyOf(doc.queue).pending > 0 || doc.pending_wake_hint !== null);
 }

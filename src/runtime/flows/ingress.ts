@@ -18,7 +18,8 @@ import { newId } from '../clock.js';
 import { promised } from '../promised.js';
 import type { AgentCell } from '../agent/agent-cell.js';
 import type { AgentCells, MutateOptions } from '../host/cells.js';
-import { bodyBytes, type InboxBounds } from '../host/inbox-bounds.js';
+import type { InboxBounds } from '../host/inbox-bounds.js';
+import { bodyBytes } from '../agent/queue-tally.js';
 import { recordDecision } from '../records/decisions.js';
 import { callbackText, recordDelivery, type Delivery } from '../records/triggers.js';
 

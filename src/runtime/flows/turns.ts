@@ -17,7 +17,8 @@ import {
 } from '../../domain/index.js';
 import { factsOf } from '../agent/facts.js';
 import type { AgentDoc } from '../agent/agent-doc.js';
-import { admitMessage, isPending, pendingCount, pendingInOrder, triggerOf, updateMessages } from '../agent/messages.js';
+import { admitMessage, pendingCount, pendingInOrder, triggerOf, updateMessages } from '../agent/messages.js';
+import { isPending } from '../agent/queue-tally.js';
 import type { Tx } from '../agent/tx.js';
 import type { MutationOptions } from '../api.js';
 import { newId } from '../clock.js';

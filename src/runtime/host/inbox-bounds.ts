@@ -1,7 +1,6 @@
-import { DomainError, textOf, type MessageBody, type MessageEnvelope } from '../../domain/index.js';
+import { DomainError } from '../../domain/index.js';
 import type { AgentCell } from '../agent/agent-cell.js';
-import type { AgentDoc } from '../agent/agent-doc.js';
-import { isPending } from '../agent/messages.js';
+import { tallyOf } from '../agent/queue-tally.js';
 
 /** The inbox bounds (RuntimeOptions `inboxMaxMessages`, `inboxMaxBytes`, `ingressMaxInFlight`). */
 export interface InboxLimits {
@@ -16,47 +15,9 @@ export interface InboxLimits {
 /** What a refused input is told to wait before it tries again (`Retry-After`, seconds). */
 export const INBOX_RETRY_AFTER_S = 1;
 
-/** Bytes of a body as the bound counts them: its text (a JSON body rendered), in UTF-8. */
-export function bodyBytes(body: MessageBody | null): number {
-  return Buffer.byteLength(textOf(body), 'utf8');
-}
-
-/** Body sizes of queued messages, computed once per envelope (drafts share unchanged envelopes). */
-const sizes = new WeakMap<MessageEnvelope, number>();
-
-function sizeOf(message: MessageEnvelope): number {
-  let size = sizes.get(message);
-  if (size === undefined) {
-    size = bodyBytes(message.body);
-    sizes.set(message, size);
-  }
-  return size;
-}
-
 interface Reserved {
   count: number;
   bytes: number;
-}
-
-/**
- * The pending messages of a document the lane built on, counted once per document: a committed
- * (issued) document is never edited again, and a flood of inputs to one agent checks the same
- * head many times between two commits (each refusal would scan the whole queue again).
- */
-const pendingOf = new WeakMap<AgentDoc, Reserved>();
-
-function pendingIn(doc: AgentDoc): Reserved {
-  let pending = pendingOf.get(doc);
-  if (pending === undefined) {
-    pending = { count: 0, bytes: 0 };
-    for (const message of doc.queue) {
-      if (!isPending(message)) continue;
-      pending.count += 1;
-      pending.bytes += sizeOf(message);
-    }
-    pendingOf.set(doc, pending);
-  }
-  return pending;
 }
 
 /**
@@ -85,9 +46,10 @@ export class InboxBounds {
     }
     const mine = this.reserved.get(cell.id) ?? { count: 0, bytes: 0 };
     if (open) {
-      const pending = pendingIn(head);
-      const count = mine.count + 1 + pending.count;
-      const total = mine.bytes + bytes + pending.bytes;
+      // Counted once per queue list, and carried over each input's append (`tallyAppended`).
+      const pending = tallyOf(head.queue);
+      const count = mine.count + 1 + pending.pending;
+      const total = mine.bytes + bytes + pending.pendingBytes;
       if (count > this.limits.maxMessages) throw full('agent', `agent ${cell.id} has ${count - 1} messages pending (inboxMaxMessages ${this.limits.maxMessages})`);
       if (total > this.limits.maxBytes) throw full('agent', `agent ${cell.id} would hold ${total} bytes pending (inboxMaxBytes ${this.limits.maxBytes})`);
     }
