@@ -6,7 +6,7 @@ import type { CommitResult, NewEvent } from '../store.js';
 import { once } from './lazy-text.js';
 import type { AgentWrite } from './agent-files.js';
 import { toJson } from '../shared/to-json.js';
-import type { DocJson } from '../shared/doc-json.js';
+import { DocJson } from '../shared/doc-json.js';
 import { writeCheckpoint } from './checkpoint.js';
 import type { CheckpointTargets, DirtyAgents } from './checkpoint.js';
 import type { EventLine } from './event-log.js';
@@ -52,14 +52,14 @@ export interface WriterContext extends CheckpointTargets {
   checkpointBytes: number;
   /** Agents with uncheckpointed commits after which a checkpoint starts by itself. */
   checkpointAgents: number;
-  /** Serializes documents and patches, reusing the JSON of the parts earlier commits shared. */
-  docJson: DocJson;
 }
 
 /** An agent's last logged document, the base its next record's patch is laid over. */
 interface LoggedDoc {
   version: number;
   doc: unknown;
+  /** Serializes the agent's documents and patches, reusing the JSON of what its earlier commits shared (one per agent: see DocJson). */
+  json: DocJson;
 }
 
 interface Accepted {
@@ -218,7 +218,7 @@ export class CommitWriter {
         const current = states.get(agent_id) ?? this.ctx.index.get(agent_id) ?? null;
         assertExpectedVersion(agent_id, current?.version ?? null, commit.expected_version);
         const base = docs.get(agent_id) ?? this.logged.get(agent_id);
-        const { docJson } = this.ctx;
+        const docJson = base?.json ?? new DocJson();
         const patch = base !== undefined && base.version === (current?.version ?? 0) ? toJson('document', () => docJson.patch(commit.doc, base.doc)) : null;
         const patchJson = patch === null ? null : `"p":${patch.fields}${patch.deltas === null ? '' : `,"q":${patch.deltas}`}`;
         const wholeJson = once(() => toJson('document', () => docJson.stringify(commit.doc)));
@@ -226,7 +226,7 @@ export class CommitWriter {
         if (patchJson === null) wholeJson();
         const accepted = accept(commit, current, wholeJson, patchJson);
         states.set(agent_id, accepted.write);
-        docs.set(agent_id, { version: accepted.write.version, doc: commit.doc });
+        docs.set(agent_id, { version: accepted.write.version, doc: commit.doc, json: docJson });
         const list = byAgent.get(agent_id);
         if (list === undefined) byAgent.set(agent_id, [accepted]);
         else list.push(accepted);

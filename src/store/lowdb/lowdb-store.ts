@@ -29,7 +29,6 @@ import { OpenFiles } from './open-files.js';
 import { CommitWriter } from './commit-writer.js';
 import { committedDoc, committedEvents } from './committed-reads.js';
 import { DirectorySyncer } from './directory-syncer.js';
-import { DocJson } from '../shared/doc-json.js';
 import { toJson } from '../shared/to-json.js';
 import { removeDeadTempFiles, storeError } from './fs-util.js';
 import { GlobalSpace } from './global-space.js';
@@ -91,7 +90,6 @@ export class LowdbStore implements Store {
   private readonly index = new RosterIndex();
   private readonly nodes = new MemoryNodeRegistry();
   private readonly uncheckpointed = new Uncheckpointed();
-  private readonly docJson = new DocJson();
   private readonly wal: WriteAheadLog;
   private readonly writer: CommitWriter;
   /** Agents whose files are known to end at their `last_event_seq` (checked once per process). */
@@ -121,7 +119,6 @@ export class LowdbStore implements Store {
       rosterPath: join(this.location, 'roster.tsv'),
       checkpointBytes: options.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES,
       checkpointAgents: options.checkpointAgents ?? DEFAULT_CHECKPOINT_AGENTS,
-      docJson: this.docJson,
       ensureRepaired: (agent_id) => (this.repaired.has(agent_id) || !this.isWriter() ? null : this.ensureRepaired(agent_id)),
       mayCheckpoint: () => this.mayCheckpoint(),
     });

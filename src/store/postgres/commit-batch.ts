@@ -192,7 +192,8 @@ function outcome(commit: PreparedCommit, row: Row | undefined): CommitResult | D
 export class CommitBatcher {
   private readonly queue = new KeyedGroupQueue<QueuedCommit & { key: string }>((batch) => this.flush(batch), { maxBatch: MAX_BATCH, maxInFlight: BATCHES_IN_FLIGHT });
   private readonly call: string;
-  private readonly docJson = new DocJson();
+  /** One per agent (see DocJson), dropped with `forget`. */
+  private readonly docJsons = new Map<string, DocJson>();
   private readonly committed = new Map<string, CommittedDoc>();
 
   constructor(
@@ -210,6 +211,7 @@ export class CommitBatcher {
   /** The agent's next commit writes its whole document. */
   forget(agent_id: string): void {
     this.committed.delete(agent_id);
+    this.docJsons.delete(agent_id);
   }
 
   /** Resolves once every commit queued so far is settled. */
@@ -223,13 +225,16 @@ export class CommitBatcher {
    */
   private docWrite(commit: QueuedCommit, first: boolean): DocWrite {
     const base = first ? this.committed.get(commit.agent_id) : undefined;
+    let docJson = this.docJsons.get(commit.agent_id);
+    if (docJson === undefined) this.docJsons.set(commit.agent_id, (docJson = new DocJson()));
+    const json = docJson;
     return toJson('document', (): DocWrite => {
       if (base !== undefined && base.version === commit.expected_version) {
-        const changed = this.docJson.fields(commit.doc, base.doc, (name) => (base.deltas.get(name) ?? 0) < MAX_FIELD_DELTAS);
+        const changed = json.fields(commit.doc, base.doc, (name) => (base.deltas.get(name) ?? 0) < MAX_FIELD_DELTAS);
         if (changed !== null) return { mode: 'patch', fields: changed };
       }
-      const fields = this.docJson.fields(commit.doc);
-      return fields === null ? { mode: 'value', json: this.docJson.stringify(commit.doc ?? null) } : { mode: 'record', fields };
+      const fields = json.fields(commit.doc);
+      return fields === null ? { mode: 'value', json: json.stringify(commit.doc ?? null) } : { mode: 'record', fields };
     });
   }
 
