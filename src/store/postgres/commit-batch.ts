@@ -225,9 +225,7 @@ export class CommitBatcher {
    */
   private docWrite(commit: QueuedCommit, first: boolean): DocWrite {
     const base = first ? this.committed.get(commit.agent_id) : undefined;
-    let docJson = this.docJsons.get(commit.agent_id);
-    if (docJson === undefined) this.docJsons.set(commit.agent_id, (docJson = new DocJson()));
-    const json = docJson;
+    const json = this.docJsonOf(commit.agent_id);
     return toJson('document', (): DocWrite => {
       if (base !== undefined && base.version === commit.expected_version) {
         const changed = json.fields(commit.doc, base.doc, (name) => (base.deltas.get(name) ?? 0) < MAX_FIELD_DELTAS);
@@ -236,6 +234,12 @@ export class CommitBatcher {
       const fields = json.fields(commit.doc);
       return fields === null ? { mode: 'value', json: json.stringify(commit.doc ?? null) } : { mode: 'record', fields };
     });
+  }
+
+  private docJsonOf(agent_id: string): DocJson {
+    let json = this.docJsons.get(agent_id);
+    if (json === undefined) this.docJsons.set(agent_id, (json = new DocJson()));
+    return json;
   }
 
   private async flush(queued: QueuedCommit[]): Promise<void> {
