@@ -51,10 +51,7 @@ try {
   const ids = await createAgents(runtime, CONNECTIONS, 'floor-');
   await until(() => activity.awakeCount === 0, 120_000, 'agents asleep', 20);
   const prompts = ids.map((id) => `/api/control/agents/${id}/prompt`);
-  const held = Array.from({ length: CONNECTIONS }, (_, i) => `held-${i}`);
-  await pool(held, 64, async (agent_id) => {
-    await runtime.createAgent({ agent_id, mission: 'benchmark', config: { turn_runner: 'http_worker', model: 'scripted' } });
-  });
+  const held = await createAgents(runtime, CONNECTIONS, 'held-', 64, { turn_runner: 'http_worker', model: 'scripted' });
   await until(() => activity.awakeCount === 0, 120_000, 'agents asleep', 20);
   // Each held agent's first prompt wakes it and offers its run to workers, outside the load.
   await pool(held, 64, async (agent_id) => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Activity } from './lib/activity.js';
-import { openRuntime, scratchDir, type StoreKind } from './lib/fixtures.js';
-import { pool, until } from './lib/timing.js';
+import { createAgents, openRuntime, scratchDir, type StoreKind } from './lib/fixtures.js';
+import { until } from './lib/timing.js';
 
 /**
  * What an accepted input costs as its agent's inbox fills: 20 agents whose turns are held (of
@@ -25,10 +25,7 @@ const scratch = scratchDir('inbox-depth');
 const runtime = await openRuntime(KIND, scratch.dir, { inboxMaxMessages: DEPTH + 10 });
 const activity = new Activity(runtime);
 try {
-  const ids = Array.from({ length: AGENTS }, (_, i) => `depth-${i}`);
-  await pool(ids, AGENTS, async (agent_id) => {
-    await runtime.createAgent({ agent_id, mission: 'benchmark', config: { turn_runner: 'http_worker', model: 'scripted' } });
-  });
+  const ids = await createAgents(runtime, AGENTS, 'depth-', AGENTS, { turn_runner: 'http_worker', model: 'scripted' });
   await until(() => activity.awakeCount === 0, 60_000, 'agents asleep', 20);
   await Promise.all(ids.map((id) => runtime.prompt(id, { text: 'wake' })));
   await until(() => activity.awakeCount === AGENTS, 60_000, 'agents awake, their runs offered', 20);

@@ -25,11 +25,14 @@ export function openRuntime(kind: StoreKind, dataDir: string, options: RuntimeOp
   return kind === 'memory' ? Runtime.open({ store: new MemoryStore(), nodeId, ...options }) : Runtime.open({ dataDir, nodeId, ...options });
 }
 
+/** The agents' configuration: `http_worker` agents' turns wait for a worker (none claims them here). */
+type AgentConfig = NonNullable<Parameters<Runtime['createAgent']>[0]['config']>;
+
 /** Creates `count` agents named `<prefix><i>` with `concurrency` creates in flight; returns their ids. */
-export async function createAgents(runtime: Runtime, count: number, prefix: string, concurrency = 64): Promise<string[]> {
+export async function createAgents(runtime: Runtime, count: number, prefix: string, concurrency = 64, config?: AgentConfig): Promise<string[]> {
   const ids = Array.from({ length: count }, (_, i) => `${prefix}${i}`);
   await pool(ids, concurrency, async (id) => {
-    await runtime.createAgent({ agent_id: id, mission: 'benchmark' });
+    await runtime.createAgent({ agent_id: id, mission: 'benchmark', ...(config ? { config } : {}) });
   });
   return ids;
 }
