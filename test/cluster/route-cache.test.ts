@@ -2,7 +2,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { PostgresStore } from '../../src/store/index.js';
 import { testDatabase } from '../pg/shared-cluster.js';
-import { call, tempDir } from '../http/helpers.js';
+import { call, removeTempDirs, tempDir } from '../http/helpers.js';
 import { startNodes, type ClusterNode, type NodeSet } from './harness.js';
 
 /**
@@ -23,6 +23,7 @@ if (db === null || db2 === null) {
   const opened: Runtime[] = [];
   afterAll(async () => {
     for (const runtime of opened) await runtime.close().catch(() => undefined);
+    await removeTempDirs();
   });
   const sets: NodeSet[] = [];
   afterEach(async () => {

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { PostgresStore } from '../../src/store/index.js';
 import { testDatabase } from '../pg/shared-cluster.js';
-import { tempDir } from '../http/helpers.js';
+import { removeTempDirs, tempDir } from '../http/helpers.js';
 
 /**
  * Two runtimes in this process on one PostgreSQL database (no HTTP): each agent's lease is kept by
@@ -19,6 +19,7 @@ if (db === null) {
   const opened: Runtime[] = [];
   afterAll(async () => {
     for (const runtime of opened) await runtime.close().catch(() => undefined);
+    await removeTempDirs();
   });
   const open = async (nodeId: string, advertiseUrl?: string): Promise<Runtime> => {
     const runtime = await Runtime.open({ store: new PostgresStore({ url: db.url }), dataDir: await tempDir('holon-cluster-rt-'), nodeId, leaseTtlMs: TTL_MS, ...(advertiseUrl ? { advertiseUrl } : {}) });

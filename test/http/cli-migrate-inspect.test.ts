@@ -3,16 +3,18 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { Snapshot } from '../../src/domain/index.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import { signed } from '../../src/runtime/records/snapshots.js';
-import { tempDir, waitFor } from './helpers.js';
+import { removeTempDirs, tempDir, waitFor } from './helpers.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const run = promisify(execFile);
 
 describe('holon-xstate migrate and serve --inspect-log', () => {
+  afterAll(removeTempDirs);
+
   it('migrate rewrites an incompatible snapshot so the agent can wake again', async () => {
     const dataDir = await tempDir('holon-migrate-');
     const runtime = await Runtime.open({ dataDir, nodeId: 'before' });

@@ -31,13 +31,26 @@ export interface StartOptions {
   runtime?: Omit<RuntimeOptions, 'dataDir'>;
 }
 
+const madeDirs = new Set<string>();
+
+/** A new directory under the OS temp dir, kept until {@link removeTempDirs} (a test file's `afterAll`). */
 export async function tempDir(prefix = 'holon-http-'): Promise<string> {
-  return mkdtemp(join(tmpdir(), prefix));
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  madeDirs.add(dir);
+  return dir;
+}
+
+/** Removes every directory {@link tempDir} made in this test file (close what runs in them first). */
+export async function removeTempDirs(): Promise<void> {
+  const dirs = [...madeDirs];
+  madeDirs.clear();
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 }
 
 /** A real runtime on a temp data dir behind the app on a real socket. */
 export async function startServer(options: StartOptions = {}): Promise<TestServer> {
-  const dataDir = options.dataDir ?? (await tempDir());
+  // Its own: `close` removes it, so `removeTempDirs` must not while the server runs.
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'holon-http-')));
   const runtime = await Runtime.open({ ...options.runtime, dataDir });
   const logs: string[] = [];
   const stream = new Writable({

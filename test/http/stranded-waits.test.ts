@@ -1,9 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { AgentSummary, Readiness, TaskRecord } from '../../src/domain/index.js';
 import { createStore } from '../../src/store/index.js';
 import { parseDoc } from '../../src/runtime/agent/agent-cell.js';
 import { rosterOf } from '../../src/runtime/agent/roster.js';
-import { createAgent, serverSession, settled, startServer, tempDir, waitFor, type Client } from './helpers.js';
+import { createAgent, serverSession, settled, removeTempDirs, startServer, tempDir, waitFor, type Client } from './helpers.js';
 
 const { api } = serverSession();
 
@@ -12,6 +12,8 @@ const tasksOf = async (agentId: string) => (await api.get<{ tasks: TaskRecord[] 
 const eventsOf = async (agentId: string) => (await api.get<{ events: Array<{ type: string; payload: Record<string, unknown> }> }>(`/api/agents/${agentId}/events?limit=512`)).body.events;
 
 describe('no agent is left waiting on something that can no longer happen', () => {
+  afterAll(removeTempDirs);
+
   it('Stop during /exec-wait: the interrupted task ends its wait; after Start the agent goes on from the real facts', async () => {
     const agent = await createAgent(api);
     await settled(api, agent.id);
