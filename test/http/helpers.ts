@@ -32,10 +32,11 @@ export interface StartOptions {
 }
 
 const madeDirs = new Set<string>();
+const newTempDir = (prefix: string): Promise<string> => mkdtemp(join(tmpdir(), prefix));
 
 /** A new directory under the OS temp dir, kept until {@link removeTempDirs} (a test file's `afterAll`). */
 export async function tempDir(prefix = 'holon-http-'): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const dir = await newTempDir(prefix);
   madeDirs.add(dir);
   return dir;
 }
@@ -50,7 +51,7 @@ export async function removeTempDirs(): Promise<void> {
 /** A real runtime on a temp data dir behind the app on a real socket. */
 export async function startServer(options: StartOptions = {}): Promise<TestServer> {
   // Its own: `close` removes it, so `removeTempDirs` must not while the server runs.
-  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'holon-http-')));
+  const dataDir = options.dataDir ?? (await newTempDir('holon-http-'));
   const runtime = await Runtime.open({ ...options.runtime, dataDir });
   const logs: string[] = [];
   const stream = new Writable({
