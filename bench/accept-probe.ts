@@ -1,17 +1,18 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { Activity } from './lib/activity.js';
 import { createAgents, openRuntime, scratchDir } from './lib/fixtures.js';
 import { median, percentile } from './lib/stats.js';
-import { until } from './lib/timing.js';
+import { threadCpuNs, until } from './lib/timing.js';
 
 /**
  * bench:events (a)'s accept, measured alone: 1,000 sleeping agents, one `runtime.prompt` to each
  * at once (`Promise.all`), per round the µs per accepted prompt of wall time and of the main
  * thread's CPU time (`/proc/thread-self/schedstat`: the time other tenants held the core is left
  * out; it advances in scheduler ticks, 4 ms here, which is 4 µs per accept in one round, so the
- * CPU per accept over all rounds together is printed too). Each round first waits for the previous round's turns, so its window holds the accepts
- * only. For A/B runs of a change to the accept path (interleave them: the machine drifts).
+ * CPU per accept over all rounds together is printed too). Each round first waits for the previous
+ * round's turns, so its window holds the accepts only. For A/B runs of a change to the accept
+ * path (interleave them: the machine drifts).
  *
  *   npx tsx bench/accept-probe.ts
  *
@@ -25,8 +26,6 @@ const PROFILE = process.env['PROFILE'] === '1';
 const KIND = (process.env['KIND'] ?? 'memory') as 'memory' | 'lowdb';
 
 /** Nanoseconds this thread has run on a CPU (Linux). */
-const threadCpuNs = (): number => Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
-
 const scratch = scratchDir('accept-probe');
 const runtime = await openRuntime(KIND, scratch.dir);
 const activity = new Activity(runtime);

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { Activity } from './lib/activity.js';
 import { createAgents, openRuntime, scratchDir, type StoreKind } from './lib/fixtures.js';
-import { until } from './lib/timing.js';
+import { threadCpuNs, until } from './lib/timing.js';
 
 /**
  * What an accepted input costs as its agent's inbox fills: 20 agents whose turns are held (of
@@ -18,8 +17,6 @@ const KIND = (process.env['KIND'] ?? 'memory') as StoreKind;
 const AGENTS = 20;
 const DEPTH = 1000;
 const BAND = 50;
-
-const threadCpuNs = (): number => Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
 
 const scratch = scratchDir('inbox-depth');
 const runtime = await openRuntime(KIND, scratch.dir, { inboxMaxMessages: DEPTH + 10 });

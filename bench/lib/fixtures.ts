@@ -25,7 +25,7 @@ export function openRuntime(kind: StoreKind, dataDir: string, options: RuntimeOp
   return kind === 'memory' ? Runtime.open({ store: new MemoryStore(), nodeId, ...options }) : Runtime.open({ dataDir, nodeId, ...options });
 }
 
-/** The agents' configuration: `http_worker` agents' turns wait for a worker (none claims them here). */
+/** The configuration every created agent gets (as `CreateAgentRequest.config`). */
 type AgentConfig = NonNullable<Parameters<Runtime['createAgent']>[0]['config']>;
 
 /** Creates `count` agents named `<prefix><i>` with `concurrency` creates in flight; returns their ids. */

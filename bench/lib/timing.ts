@@ -1,8 +1,18 @@
+import { readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 export { delay };
+
+/**
+ * Nanoseconds of CPU the calling thread has run (`/proc/thread-self/schedstat`, Linux): the time
+ * other tenants held the core is left out. It advances in scheduler ticks (4 ms on this kernel),
+ * so measure windows of many operations.
+ */
+export function threadCpuNs(): number {
+  return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
+}
 
 /** Polls `check` every `everyMs` until it is true; fails after `timeoutMs` (loops stay bounded). */
 export async function until(check: () => boolean, timeoutMs: number, what: string, everyMs = 2): Promise<void> {
